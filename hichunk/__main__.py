@@ -1,0 +1,5 @@
+import sys
+
+from hichunk.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""``hichunk demo``: the README's first command (filled in as the pipeline lands)."""

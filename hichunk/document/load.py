@@ -1,0 +1,87 @@
+"""Load a file or a string as a Document, choosing the parser by format."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Callable
+
+from hichunk.document.decode import decode_bytes
+from hichunk.document.model import Document
+from hichunk.errors import InputError
+
+# format -> "module:function"; parsers import lazily so plain text stays cheap.
+PARSERS: dict[str, str] = {
+    "text": "hichunk.document.markdown:parse_text",
+    "markdown": "hichunk.document.markdown:parse_markdown",
+    "html": "hichunk.document.html:parse_html",
+    "rst": "hichunk.document.rst:parse_rst",
+    "groff": "hichunk.document.groff:parse_groff",
+}
+
+EXTENSIONS: dict[str, str] = {
+    ".txt": "text",
+    ".text": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".rst": "rst",
+    ".rest": "rst",
+}
+GROFF_SUFFIXES = tuple(f".{n}" for n in range(1, 10))
+
+
+def detect_format(path: str) -> str:
+    """Format from the file name; unknown extensions are read as plain text."""
+    lower = path.lower()
+    if lower.endswith(".gz"):
+        lower = lower[:-3]
+    ext = os.path.splitext(lower)[1]
+    if ext in EXTENSIONS:
+        return EXTENSIONS[ext]
+    if ext in GROFF_SUFFIXES:
+        return "groff"
+    return "text"
+
+
+def parser_for(fmt: str) -> Callable[[str, str], Document]:
+    """The parse function of a format (``text``, ``markdown``, ``html``, ``rst``, ``groff``)."""
+    if fmt not in PARSERS:
+        raise InputError(f"unknown format {fmt!r} (choose from {', '.join(sorted(PARSERS))})")
+    module, func = PARSERS[fmt].split(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def parse_document(text: str, fmt: str = "text", name: str = "<text>") -> Document:
+    """Parse already decoded text."""
+    return parser_for(fmt)(text, name)
+
+
+def load_document(
+    path: str,
+    fmt: str | None = None,
+    encoding: str = "utf-8",
+    encoding_errors: str = "strict",
+) -> Document:
+    """Read, decode and parse a file; problems raise ``InputError`` with a one-line message."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    if path.lower().endswith(".gz"):
+        import gzip
+
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{path}: not a valid gzip file ({exc})") from None
+    text = decode_bytes(data, path, encoding, encoding_errors)
+    return parse_document(text, fmt or detect_format(path), path)

@@ -1,0 +1,129 @@
+"""Plain text and Markdown: the clean view is the raw text itself.
+
+Markdown headings (ATX ``#`` lines, and setext ``===``/``---`` underlines) become
+heading hints; setext headings are rewritten to ATX in the clean view so every
+heading looks the same to later stages. Lines inside fenced code blocks are
+never headings, so a shell comment ``# install`` in a code block stays body
+text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hichunk.document.model import MAX_LEVEL, Document, Line, OffsetMap
+
+_ATX = re.compile(r"^ {0,3}(#{1,%d})(?=[ \t]|$)" % MAX_LEVEL)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+BOM = "\ufeff"
+
+
+def split_raw_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line's content in ``text``; end excludes ``\\n`` and a ``\\r`` before it."""
+    spans = []
+    start, n = 0, len(text)
+    while True:
+        nl = text.find("\n", start)
+        end = n if nl < 0 else nl
+        content_end = end - 1 if end > start and text[end - 1] == "\r" else end
+        spans.append((start, content_end))
+        if nl < 0:
+            return spans
+        start = nl + 1
+
+
+def parse_text(text: str, name: str = "<text>") -> Document:
+    """Plain text: one Line per raw line, no heading hints."""
+    skip = 1 if text.startswith(BOM) else 0
+    clean = text[skip:]
+    lines = [Line(s, e, clean[s:e]) for s, e in split_raw_lines(clean)]
+    return Document(name, "text", text, clean, lines, _shifted_identity(len(clean), skip))
+
+
+def _shifted_identity(clean_len: int, skip: int) -> OffsetMap:
+    return OffsetMap([(0, 0, skip)], clean_len, clean_len + skip)
+
+
+def markdown_heading_level(line: str) -> int | None:
+    """Level of an ATX heading line, or None."""
+    m = _ATX.match(line)
+    return len(m.group(1)) if m else None
+
+
+def parse_markdown(text: str, name: str = "<text>") -> Document:
+    """Markdown: heading hints from ATX/setext headings outside code fences."""
+    skip = 1 if text.startswith(BOM) else 0
+    body = text[skip:]
+    raw_spans = split_raw_lines(body)
+    levels, setext_under = _scan_headings(body, raw_spans)
+    if not setext_under:
+        lines = [Line(s, e, body[s:e], levels.get(i)) for i, (s, e) in enumerate(raw_spans)]
+        return Document(name, "markdown", text, body, lines, _shifted_identity(len(body), skip))
+    return _rewrite_setext(text, body, skip, name, raw_spans, levels, setext_under)
+
+
+def _scan_headings(body: str, raw_spans: list[tuple[int, int]]) -> tuple[dict[int, int], set[int]]:
+    """Heading level by line index, and indexes of setext underline lines."""
+    levels: dict[int, int] = {}
+    setext_under: set[int] = set()
+    fence: str | None = None
+    prev_paragraph = False
+    for i, (s, e) in enumerate(raw_spans):
+        line = body[s:e]
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
+                fence = None
+            prev_paragraph = False
+            continue
+        if m:
+            fence = m.group(1)
+            prev_paragraph = False
+            continue
+        level = markdown_heading_level(line)
+        if level:
+            levels[i] = level
+            prev_paragraph = False
+            continue
+        under = _SETEXT.match(line)
+        if under and prev_paragraph and (i - 1) not in levels and i - 1 not in setext_under:
+            levels[i - 1] = 1 if under.group(1)[0] == "=" else 2
+            setext_under.add(i)
+            prev_paragraph = False
+            continue
+        prev_paragraph = bool(line.strip()) and not line.startswith("    ")
+    return levels, setext_under
+
+
+def _rewrite_setext(text, body, skip, name, raw_spans, levels, setext_under) -> Document:
+    """Clean view with setext headings as ATX lines; the underline is folded into the title."""
+    clean_parts: list[str] = []
+    points: list[tuple[int, int, int | None]] = []
+    lines: list[Line] = []
+    pos = 0  # clean length so far
+    for i, (s, e) in enumerate(raw_spans):
+        if i in setext_under:
+            continue
+        if lines:
+            clean_parts.append("\n")
+            points.append((pos, s + skip - 1, s + skip - 1))
+            pos += 1
+        start = pos
+        if i + 1 in setext_under:
+            prefix = "#" * levels[i] + " "
+            points.append((pos, s + skip, None))
+            clean_parts.append(prefix)
+            pos += len(prefix)
+            title = body[s:e].strip()
+            lead = s + (len(body[s:e]) - len(body[s:e].lstrip()))
+            points.append((pos, lead + skip, lead + skip))
+            clean_parts.append(title)
+            pos += len(title)
+        else:
+            points.append((pos, s + skip, s + skip))
+            clean_parts.append(body[s:e])
+            pos += e - s
+        lines.append(Line(start, pos, "".join(clean_parts[-2:]) if i + 1 in setext_under else body[s:e], levels.get(i)))
+    clean = "".join(clean_parts)
+    return Document(name, "markdown", text, clean, lines, OffsetMap(points, len(clean), len(text)))

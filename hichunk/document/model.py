@@ -1,0 +1,108 @@
+"""The document model every later stage reads.
+
+A document has two views of the same content:
+
+* ``text``  - the raw decoded source. Chunks are spans of it, so concatenating
+  them rebuilds the file exactly.
+* ``clean`` - a Markdown view for models and embedders: markup stripped, HTML
+  headings turned into ``#`` lines, reST adornments folded into their title.
+  For plain text and Markdown it *is* ``text``.
+
+Lines live in the clean view; ``Document.raw_offset`` maps any clean offset back
+into ``text`` so that boundaries found on clean text become exact raw spans.
+Heading levels come only from ``Line.heading`` (explicit markup), never from a
+line merely starting with ``#``.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Sequence
+
+MAX_LEVEL = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of the clean view.
+
+    ``clean_start``/``clean_end`` delimit ``text`` in ``Document.clean`` (no
+    newline). ``heading`` is the level (1..10) given by explicit markup, or None.
+    """
+
+    clean_start: int
+    clean_end: int
+    text: str
+    heading: int | None = None
+
+    @property
+    def is_blank(self) -> bool:
+        return not self.text.strip()
+
+
+class OffsetMap:
+    """Monotone map from clean offsets (boundaries between clean characters) to raw offsets.
+
+    The clean view is a sequence of runs, each given by a breakpoint
+    ``(clean_start, boundary_raw, copy_raw)``:
+
+    * ``boundary_raw`` - where a cut exactly at the start of the run lands in the
+      raw text. Loaders put it where the run's markup begins (the ``<h2`` of a
+      heading, the overline of a reST title), so a chunk cut there carries it.
+    * ``copy_raw`` - for runs whose characters are copied from raw text, the raw
+      offset of the run's first character; cuts inside the run are exact.
+      ``None`` for inserted/rewritten runs (``## `` prefixes, decoded entities):
+      every cut inside them maps to ``boundary_raw``.
+
+    Identity documents need one breakpoint, so plain text and Markdown pay
+    nothing. ``0`` maps to ``0`` and ``clean_len`` to ``raw_len`` always.
+    """
+
+    __slots__ = ("_clean", "_boundary", "_copy", "clean_len", "raw_len")
+
+    def __init__(self, breakpoints: Sequence[tuple[int, int, int | None]], clean_len: int, raw_len: int):
+        points = list(breakpoints)
+        if not points or points[0][0] != 0:
+            points.insert(0, (0, 0, None))
+        self._clean = [p[0] for p in points]
+        self._boundary = [p[1] for p in points]
+        self._copy = [p[2] for p in points]
+        self.clean_len = clean_len
+        self.raw_len = raw_len
+
+    @classmethod
+    def identity(cls, length: int) -> "OffsetMap":
+        return cls([(0, 0, 0)], length, length)
+
+    def __call__(self, clean_offset: int) -> int:
+        if clean_offset <= 0:
+            return 0
+        if clean_offset >= self.clean_len:
+            return self.raw_len
+        k = bisect_right(self._clean, clean_offset) - 1
+        copy = self._copy[k]
+        if clean_offset == self._clean[k] or copy is None:
+            return self._boundary[k]
+        return copy + clean_offset - self._clean[k]
+
+
+@dataclass(slots=True)
+class Document:
+    """A loaded document: raw text, clean Markdown view, lines and offset map."""
+
+    name: str
+    format: str
+    text: str
+    clean: str
+    lines: list[Line]
+    offsets: OffsetMap = field(repr=False)
+
+    def raw_offset(self, clean_offset: int) -> int:
+        """Raw offset in ``text`` of a clean offset (0 -> 0, end -> end)."""
+        return self.offsets(clean_offset)
+
+    @property
+    def headings(self) -> list[tuple[int, int]]:
+        """(line index, level) of every explicit heading line."""
+        return [(i, line.heading) for i, line in enumerate(self.lines) if line.heading]

@@ -1,0 +1,138 @@
+"""Token counting and token spans behind one small interface.
+
+Leaf sizes, fixed-size chunks, model windows and retrieval budgets are all
+measured in tokens. The offline default is Bling Fire's XLM-RoBERTa model (the
+vocabulary of BGE-M3), which ships inside the ``blingfire`` wheel and handles
+Chinese and English alike. Any Hugging Face tokenizer directory or hub id can be
+used instead (``load_tokenizer(path)``).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+DEFAULT_TOKENIZER = "blingfire:xlm_roberta_base"
+
+# Bling Fire needs an output buffer size; texts are fed in pieces of at most
+# this many bytes (cut at a newline or space) so huge inputs stay bounded.
+_PIECE_BYTES = 1 << 16
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """What the toolkit needs from a tokenizer."""
+
+    name: str
+
+    def count(self, text: str) -> int:
+        """Number of tokens in ``text`` (no special tokens)."""
+        ...
+
+    def starts(self, text: str) -> np.ndarray:
+        """Char offsets where tokens begin (sorted, int64), for cutting text by tokens.
+
+        A start may point at whitespace that the token absorbed; pass chosen
+        cuts through ``cut_after_space`` so no chunk starts with a space.
+        """
+        ...
+
+
+def _byte_to_char(data: bytes) -> np.ndarray:
+    """Array mapping each byte offset (and the end) of UTF-8 ``data`` to a char offset."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    is_start = (arr & 0xC0) != 0x80
+    out = np.empty(len(arr) + 1, dtype=np.int64)
+    out[:-1] = np.cumsum(is_start) - 1
+    out[-1] = int(is_start.sum())
+    return out
+
+
+def _pieces(text: str, limit_chars: int):
+    """Yield (offset, piece) covering ``text``, cut after newlines or spaces when possible."""
+    start, n = 0, len(text)
+    while start < n:
+        end = min(n, start + limit_chars)
+        if end < n:
+            cut = text.rfind("\n", start, end)
+            if cut <= start:
+                cut = text.rfind(" ", start, end)
+            if cut > start:
+                end = cut + 1
+        yield start, text[start:end]
+        start = end
+
+
+class BlingFireTokenizer:
+    """Offline tokenizer from the ``blingfire`` wheel (default: XLM-RoBERTa / BGE-M3 vocabulary)."""
+
+    def __init__(self, model: str = "xlm_roberta_base"):
+        import blingfire
+
+        path = os.path.join(os.path.dirname(blingfire.__file__), f"{model}.bin")
+        if not os.path.exists(path):
+            raise ValueError(f"blingfire has no tokenizer model named {model!r}")
+        self._bf = blingfire
+        self._handle = blingfire.load_model(path)
+        self.name = f"blingfire:{model}"
+
+    def count(self, text: str) -> int:
+        total = 0
+        for _, piece in _pieces(text, _PIECE_BYTES // 4):
+            if piece.strip():
+                data = piece.encode("utf-8", "surrogatepass")
+                total += len(self._bf.text_to_ids(self._handle, piece, len(data) + 16, 0, True))
+        return total
+
+    def starts(self, text: str) -> np.ndarray:
+        out = []
+        for offset, piece in _pieces(text, _PIECE_BYTES // 4):
+            if not piece.strip():
+                continue
+            data = piece.encode("utf-8", "surrogatepass")
+            _, byte_starts, _ = self._bf.utf8text_to_ids_with_offsets(self._handle, data, len(data) + 16, 0, True)
+            char_starts = _byte_to_char(data)[np.clip(byte_starts, 0, len(data))]
+            out.append(char_starts + offset)
+        if not out:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate(out)
+
+
+class HFTokenizer:
+    """Any Hugging Face (fast) tokenizer from a local directory or hub id."""
+
+    def __init__(self, name_or_path: str):
+        from transformers import AutoTokenizer
+
+        self._tok = AutoTokenizer.from_pretrained(name_or_path, use_fast=True)
+        self.name = f"hf:{name_or_path}"
+
+    def count(self, text: str) -> int:
+        return sum(len(self._tok(piece, add_special_tokens=False)["input_ids"]) for _, piece in _pieces(text, _PIECE_BYTES))
+
+    def starts(self, text: str) -> np.ndarray:
+        out = []
+        for offset, piece in _pieces(text, _PIECE_BYTES):
+            enc = self._tok(piece, add_special_tokens=False, return_offsets_mapping=True)
+            out.extend(offset + s for s, e in enc["offset_mapping"] if e > s)
+        return np.asarray(sorted(set(out)), dtype=np.int64)
+
+
+def cut_after_space(text: str, pos: int, limit: int | None = None) -> int:
+    """Move a cut position forward past whitespace (not beyond ``limit``)."""
+    limit = len(text) if limit is None else limit
+    while pos < limit and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+@lru_cache(maxsize=8)
+def load_tokenizer(name: str | None = None) -> Tokenizer:
+    """Tokenizer by name: ``blingfire:<model>`` (offline), or an HF directory / hub id."""
+    name = name or DEFAULT_TOKENIZER
+    if name.startswith("blingfire:"):
+        return BlingFireTokenizer(name.split(":", 1)[1])
+    return HFTokenizer(name[3:] if name.startswith("hf:") else name)
