@@ -32,12 +32,16 @@ class Tokenizer(Protocol):
         """Number of tokens in ``text`` (no special tokens)."""
         ...
 
-    def starts(self, text: str) -> np.ndarray:
-        """Char offsets where tokens begin (sorted, int64), for cutting text by tokens.
+    def encode(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids and the char offset where each token begins (both int64, in order).
 
         A start may point at whitespace that the token absorbed; pass chosen
         cuts through ``cut_after_space`` so no chunk starts with a space.
         """
+        ...
+
+    def starts(self, text: str) -> np.ndarray:
+        """Char offsets where tokens begin (``encode(text)[1]``)."""
         ...
 
 
@@ -87,18 +91,21 @@ class BlingFireTokenizer:
                 total += len(self._bf.text_to_ids(self._handle, piece, len(data) + 16, 0, True))
         return total
 
-    def starts(self, text: str) -> np.ndarray:
-        out = []
+    def encode(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        ids, starts = [], []
         for offset, piece in _pieces(text, _PIECE_BYTES // 4):
             if not piece.strip():
                 continue
             data = piece.encode("utf-8", "surrogatepass")
-            _, byte_starts, _ = self._bf.utf8text_to_ids_with_offsets(self._handle, data, len(data) + 16, 0, True)
-            char_starts = _byte_to_char(data)[np.clip(byte_starts, 0, len(data))]
-            out.append(char_starts + offset)
-        if not out:
-            return np.zeros(0, dtype=np.int64)
-        return np.concatenate(out)
+            piece_ids, byte_starts, _ = self._bf.utf8text_to_ids_with_offsets(self._handle, data, len(data) + 16, 0, True)
+            ids.append(piece_ids.astype(np.int64))
+            starts.append(_byte_to_char(data)[np.clip(byte_starts, 0, len(data))] + offset)
+        if not ids:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(ids), np.concatenate(starts)
+
+    def starts(self, text: str) -> np.ndarray:
+        return self.encode(text)[1]
 
 
 class HFTokenizer:
@@ -113,12 +120,18 @@ class HFTokenizer:
     def count(self, text: str) -> int:
         return sum(len(self._tok(piece, add_special_tokens=False)["input_ids"]) for _, piece in _pieces(text, _PIECE_BYTES))
 
-    def starts(self, text: str) -> np.ndarray:
-        out = []
+    def encode(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        ids, starts = [], []
         for offset, piece in _pieces(text, _PIECE_BYTES):
             enc = self._tok(piece, add_special_tokens=False, return_offsets_mapping=True)
-            out.extend(offset + s for s, e in enc["offset_mapping"] if e > s)
-        return np.asarray(sorted(set(out)), dtype=np.int64)
+            for token, (s, e) in zip(enc["input_ids"], enc["offset_mapping"]):
+                if e > s and (not starts or offset + s > starts[-1]):
+                    ids.append(token)
+                    starts.append(offset + s)
+        return np.asarray(ids, dtype=np.int64), np.asarray(starts, dtype=np.int64)
+
+    def starts(self, text: str) -> np.ndarray:
+        return self.encode(text)[1]
 
 
 def cut_after_space(text: str, pos: int, limit: int | None = None) -> int:
@@ -129,10 +142,13 @@ def cut_after_space(text: str, pos: int, limit: int | None = None) -> int:
     return pos
 
 
-@lru_cache(maxsize=8)
 def load_tokenizer(name: str | None = None) -> Tokenizer:
-    """Tokenizer by name: ``blingfire:<model>`` (offline), or an HF directory / hub id."""
-    name = name or DEFAULT_TOKENIZER
+    """Tokenizer by name: ``blingfire:<model>`` (offline), or an HF directory / hub id. Cached."""
+    return _load_tokenizer(name or DEFAULT_TOKENIZER)
+
+
+@lru_cache(maxsize=8)
+def _load_tokenizer(name: str) -> Tokenizer:
     if name.startswith("blingfire:"):
         return BlingFireTokenizer(name.split(":", 1)[1])
     return HFTokenizer(name[3:] if name.startswith("hf:") else name)

@@ -1,0 +1,34 @@
+"""Chunkers: one entry point per method, all returning a ChunkTree."""
+
+from __future__ import annotations
+
+import importlib
+
+from hichunk.chunkers.base import ChunkOptions, Chunker
+from hichunk.document.model import Document
+from hichunk.errors import HichunkError
+from hichunk.tree.model import ChunkTree
+
+# method -> "module:class"; imported on use so cheap methods stay cheap.
+METHODS: dict[str, str] = {
+    "structure": "hichunk.chunkers.structure:StructureChunker",
+    "fixed": "hichunk.chunkers.fixed:FixedChunker",
+    "recursive": "hichunk.chunkers.recursive:RecursiveChunker",
+    "cdc": "hichunk.chunkers.cdc:CDCChunker",
+}
+
+
+def get_chunker(method: str, options: ChunkOptions | None = None) -> Chunker:
+    """The chunker for a method name (see ``METHODS``)."""
+    if method not in METHODS:
+        raise HichunkError(f"unknown chunking method {method!r} (choose from {', '.join(METHODS)})")
+    module, cls = METHODS[method].split(":")
+    return getattr(importlib.import_module(module), cls)(options or ChunkOptions())
+
+
+def chunk_document(doc: Document, method: str = "structure", options: ChunkOptions | None = None) -> ChunkTree:
+    """Chunk a loaded document with the named method."""
+    return get_chunker(method, options).chunk(doc)
+
+
+__all__ = ["METHODS", "ChunkOptions", "Chunker", "chunk_document", "get_chunker"]

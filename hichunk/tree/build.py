@@ -1,0 +1,256 @@
+"""Build a ChunkTree from chunk boundaries (split points) over a Document.
+
+A level-k chunk is a child of the nearest earlier chunk of smaller level. With
+``leaf_tokens`` set, each chunk's own text is cut into sentence-aligned leaves
+(HC200); without it every chunk is itself a leaf (fixed-size baselines).
+
+A chunk that holds nothing but headings never becomes a leaf of its own: its
+text opens the next chunk's first leaf, as that chunk's breadcrumb (at the end
+of the document it closes the previous leaf instead).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+from hichunk.document.model import MAX_LEVEL, Document
+from hichunk.sentences import Sentence
+from hichunk.tokens import Tokenizer
+from hichunk.tree.leaves import Unit, pack_leaves
+from hichunk.tree.model import CHUNK, LEAF, ROOT, SECTION, ChunkTree, Node, Split
+
+_MARKERS = re.compile(r"^\s{0,3}#+\s*|\s+#+\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Boundary:
+    """Where a chunk starts (clean offset), its level 1..10 and whether it opens with a title line."""
+
+    offset: int
+    level: int
+    title: bool = False
+
+
+def normalize_boundaries(boundaries: list[Boundary], clean_len: int) -> list[Boundary]:
+    """Sorted, de-duplicated, in range, levels clamped to 1..10, with a boundary at offset 0."""
+    seen: dict[int, Boundary] = {}
+    for b in sorted(boundaries, key=lambda b: b.offset):
+        if 0 <= b.offset < clean_len and b.offset not in seen:
+            seen[b.offset] = Boundary(b.offset, min(max(int(b.level), 1), MAX_LEVEL), bool(b.title))
+    if clean_len and 0 not in seen:
+        seen[0] = Boundary(0, 1, False)
+    return [seen[k] for k in sorted(seen)]
+
+
+def heading_title(line_text: str) -> str:
+    """Heading text without Markdown markers."""
+    return _MARKERS.sub("", line_text).strip()
+
+
+class _Builder:
+    def __init__(self, doc: Document, sentences: list[Sentence] | None, tokenizer: Tokenizer, leaf_tokens: int | None,
+                 known_counts: dict[int, int] | None = None):
+        self.doc = doc
+        self.sentences = sentences
+        self.sentence_starts = [s.start for s in sentences] if sentences is not None else None
+        self.line_starts = [line.clean_start for line in doc.lines]
+        self.tokenizer = tokenizer
+        self.leaf_tokens = leaf_tokens
+        self.known_counts = known_counts or {}
+
+    # -- facts about spans of the clean view ---------------------------------
+    def lines_in(self, start: int, end: int) -> range:
+        first = max(bisect_right(self.line_starts, start) - 1, 0)
+        last = bisect_left(self.line_starts, end)
+        return range(first, last)
+
+    def heading_only(self, start: int, end: int, title: bool) -> bool:
+        """True when every non-blank line of the span is a heading (or it is one title line)."""
+        lines = [self.doc.lines[i] for i in self.lines_in(start, end) if not self.doc.lines[i].is_blank]
+        if not lines:
+            return False
+        if all(line.heading for line in lines):
+            return True
+        return title and len(lines) == 1
+
+    def title_of(self, start: int, b: Boundary) -> str | None:
+        for i in self.lines_in(start, start + 1):
+            line = self.doc.lines[i]
+            if line.heading or b.title:
+                return heading_title(line.text) or None
+        return None
+
+    def sentence_span(self, start: int, end: int) -> tuple[int, int] | None:
+        if self.sentence_starts is None:
+            return None
+        return bisect_left(self.sentence_starts, start), bisect_left(self.sentence_starts, end)
+
+    def units(self, start: int, end: int, titles: set[int]) -> list[Unit]:
+        """Sentence units covering [start, end): each from a sentence start to the next.
+
+        A unit is a heading when its line has a heading hint or it opens a chunk
+        flagged as titled (``titles`` holds those offsets).
+        """
+        assert self.sentence_starts is not None
+        lo, hi = bisect_right(self.sentence_starts, start), bisect_left(self.sentence_starts, end)
+        cuts = [start, *self.sentence_starts[lo:hi], end]
+        out = []
+        for a, b in zip(cuts, cuts[1:]):
+            if b > a:
+                line = self.doc.lines[self.lines_in(a, a + 1)[0]]
+                out.append(Unit(a, b, bool(line.heading) or a in titles))
+        return out
+
+    def count(self, a: int, b: int) -> int:
+        n = self.known_counts.get(a)
+        return n if n is not None else self.tokenizer.count(self.doc.clean[a:b])
+
+    # -- construction --------------------------------------------------------
+    def build(self, boundaries: list[Boundary], name: str, meta: dict) -> ChunkTree:
+        doc = self.doc
+        clean_len = len(doc.clean)
+        bounds = normalize_boundaries(boundaries, clean_len)
+        ends = [b.offset for b in bounds[1:]] + [clean_len]
+        splits = [Split(doc.raw_offset(b.offset), b.offset, b.level, b.title) for b in bounds]
+
+        # chunk records: [boundary, start, end, parent index, own leaf spans, child indexes]
+        parents: list[int | None] = []
+        stack: list[int] = []
+        for i, b in enumerate(bounds):
+            while stack and bounds[stack[-1]].level >= b.level:
+                stack.pop()
+            parents.append(stack[-1] if stack else None)
+            stack.append(i)
+
+        own: list[tuple[int, int] | None] = [(b.offset, e) for b, e in zip(bounds, ends)]
+        leaf_spans: list[list[tuple[int, int, int]]] = []
+        if self.leaf_tokens is None:  # fixed-size chunks are leaves as they are
+            leaf_spans = [[(a, b, self.count(a, b))] for a, b in own]
+        else:
+            self._absorb_headings(own, [self.heading_only(b.offset, e, b.title) for b, e in zip(bounds, ends)])
+            titles = {b.offset for b in bounds if b.title}
+            for span in own:
+                units = self.units(*span, titles) if span is not None else []
+                leaf_spans.append(pack_leaves(doc.clean, units, self.leaf_tokens, self.tokenizer))
+
+        tree_nodes = self._assemble(bounds, parents, own, leaf_spans)
+        return ChunkTree(name=name, text=doc.text, clean=doc.clean, nodes=tree_nodes, splits=splits, meta=meta)
+
+    @staticmethod
+    def _absorb_headings(own: list[tuple[int, int] | None], empty: list[bool]) -> None:
+        """Move heading-only chunk text into the next chunk (at the end: into the previous one).
+
+        Spans that are not None stay contiguous and in order, so the text moved
+        backwards at the end always joins its neighbour.
+        """
+        n = len(own)
+        carry: int | None = None
+        for i in range(n):
+            span = own[i]
+            assert span is not None
+            if carry is not None:
+                own[i] = span = (carry, span[1])
+                carry = None
+            if empty[i] and i < n - 1:
+                carry = span[0]
+                own[i] = None
+        last = own[-1] if n > 1 and empty[-1] else None
+        prev = next((j for j in range(n - 2, -1, -1) if own[j] is not None), None)
+        if last is not None and prev is not None:
+            own[prev] = (own[prev][0], last[1])
+            own[-1] = None
+
+    def _assemble(self, bounds, parents, own, leaf_spans) -> list[Node]:
+        doc = self.doc
+        children: list[list[int]] = [[] for _ in bounds]
+        tops: list[int] = []
+        for i, p in enumerate(parents):
+            (children[p] if p is not None else tops).append(i)
+
+        nodes: list[Node] = [Node(0, ROOT, 0, 0, len(doc.text), 0, len(doc.clean))]
+
+        def new(kind: str, parent: Node, level: int, split: int | None, span=(0, 0)) -> Node:
+            a, b = span
+            node = Node(len(nodes), kind, level, doc.raw_offset(a), doc.raw_offset(b), a, b, parent=parent.id, split=split)
+            nodes.append(node)
+            return node
+
+        def attach(node: Node) -> None:
+            nodes[node.parent].children.append(node.id)
+
+        def add_leaves(parent: Node, i: int) -> None:
+            for a, b, n in leaf_spans[i]:
+                leaf = new(LEAF, parent, bounds[i].level, i, (a, b))
+                leaf.tokens = n
+                leaf.sentences = self.sentence_span(a, b)
+                attach(leaf)
+
+        def add_split(i: int, parent: Node) -> None:
+            b = bounds[i]
+            title = self.title_of(b.offset, b)
+            if self.leaf_tokens is None and not children[i]:  # fixed-size chunks: the chunk is the leaf
+                add_leaves(parent, i)
+                nodes[-1].title = title
+                return
+            holder = parent
+            if children[i]:
+                holder = new(SECTION, parent, b.level, i)
+                holder.title = title
+            if leaf_spans[i]:
+                chunk = new(CHUNK, holder, b.level, i)
+                chunk.title = title
+                add_leaves(chunk, i)
+                attach(chunk)
+            for c in children[i]:
+                add_split(c, holder)
+            if holder is not parent:
+                if holder.children:
+                    attach(holder)
+                else:  # a heading-only section whose text went elsewhere
+                    del nodes[holder.id :]
+
+        for i in tops:
+            add_split(i, nodes[0])
+        _fix_spans(nodes, doc, self)
+        return nodes
+
+
+def _fix_spans(nodes: list[Node], doc: Document, builder: _Builder) -> None:
+    """Spans, sentence spans and token counts of inner nodes from their leaves.
+
+    Children always get larger ids than their parent, so a reverse id walk
+    visits children first.
+    """
+    for node in reversed(nodes):
+        if node.kind == LEAF:
+            continue
+        kids = [nodes[c] for c in node.children]
+        if node.kind == ROOT:
+            node.clean_start, node.clean_end, node.start, node.end = 0, len(doc.clean), 0, len(doc.text)
+        elif kids:
+            node.clean_start, node.clean_end = kids[0].clean_start, kids[-1].clean_end
+            node.start, node.end = kids[0].start, kids[-1].end
+        node.tokens = sum(k.tokens for k in kids)
+        node.sentences = builder.sentence_span(node.clean_start, node.clean_end)
+
+
+def build_tree(
+    doc: Document,
+    boundaries: list[Boundary],
+    tokenizer: Tokenizer,
+    sentences: list[Sentence] | None = None,
+    leaf_tokens: int | None = 200,
+    meta: dict | None = None,
+    known_counts: dict[int, int] | None = None,
+) -> ChunkTree:
+    """Chunk tree from boundaries. ``leaf_tokens=None`` makes every chunk a leaf.
+
+    ``known_counts`` (token counts of chunks by start offset) spares recounting
+    when a size-based chunker already measured its chunks.
+    """
+    if leaf_tokens is not None and sentences is None:
+        raise ValueError("sentence-aligned leaves need the document's sentences")
+    builder = _Builder(doc, sentences, tokenizer, leaf_tokens, known_counts)
+    return builder.build(boundaries, doc.name, dict(meta or {}, leaf_tokens=leaf_tokens, tokenizer=tokenizer.name))
