@@ -60,7 +60,9 @@ class CleanBuilder:
                 self._copy_end = raw_start
                 self._open_line(raw_start, heading)
                 return
-            self._points.append((self.pos, raw_start, None))
+            # a cut after an empty line is a cut at its start: keep that line's own position
+            boundary = self._line_raw if self.pos == self._line_start else raw_start
+            self._points.append((self.pos, boundary, None))
             self._parts.append("\n")
             self.pos += 1
             self._copy_end = -1

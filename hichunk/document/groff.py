@@ -142,9 +142,9 @@ class _GroffScanner:
         self.fence_open = False
         self.heading_next: int | None = None  # level for the next text line (.SH alone)
 
-    def start_line(self, at: int, heading: int | None = None) -> None:
+    def start_line(self, at: int, heading: int | None = None, fence: bool = False) -> None:
         b = self.b
-        if b.started and self.pending >= 2 and not self.nofill:
+        if b.started and self.pending >= 2 and (fence or not self.fence_open):
             b.new_line(at)
         b.new_line(at if b.started else 0, heading)
         self.pending = 1
@@ -189,7 +189,7 @@ class _GroffScanner:
     def open_fence(self, at: int) -> None:
         if not self.fence_open:
             self.pending = 2
-            self.start_line(at)
+            self.start_line(at, fence=True)
             self.b.insert("```", at)
             self.fence_open = True
 
