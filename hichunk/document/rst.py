@@ -38,7 +38,7 @@ def _width(text: str) -> int:
 
 def _adornment(line: str) -> str | None:
     """The adornment character of a column-0 adornment line, or None."""
-    if len(line.rstrip()) < 2 or not _ADORNMENT.match(line):
+    if not line.rstrip() or not _ADORNMENT.match(line):
         return None
     return line[0]
 
