@@ -23,7 +23,7 @@ from hicbench.data.corpus import (
     split_of,
     write_denumbered,
 )
-from hicbench.data.normalise import denumber_markdown, relative_levels, to_markdown
+from hicbench.data.normalise import denumber_markdown, heading_title, relative_levels, to_markdown
 from hicbench.data.numbering import number_pattern, strip_heading_number
 
 WORDS = " ".join(f"word{i}" for i in range(120))
@@ -186,6 +186,11 @@ def test_detect_lang():
 # -- normalisation ------------------------------------------------------------------
 
 
+def test_heading_title():
+    assert [heading_title(x) for x in [" #", "## Title ##", "# C#", "###   x   y  ", "## 3.2 结果"]] == [
+        "", "Title", "C#", "x y", "3.2 结果"]
+
+
 def test_relative_levels():
     assert relative_levels([2, 3, 5, 3, 2]) == [1, 2, 3, 2, 1]
     assert relative_levels([3, 1, 2]) == [1, 1, 2]
@@ -232,7 +237,7 @@ def test_round_trip_property(lines):
     doc = parse_markdown("\n".join(lines))
     md = to_markdown(doc)
     assert parse_markdown(md.markdown).headings == [(i, lv) for i, lv, _ in md.headings]
-    assert len(md.headings) == sum(1 for ln in doc.lines if ln.heading and ln.text.strip("# \t"))
+    assert len(md.headings) == sum(1 for ln in doc.lines if ln.heading and heading_title(ln.text))
 
 
 @settings(max_examples=200, deadline=None)

@@ -161,3 +161,10 @@ def test_invariants_on_random_text(text):
     doc = parse_html(text)
     check_structure(doc)
     check_line_text_in_span(doc, _visible, ignore="#-|`")
+
+
+def test_plain_heading_classes():
+    text = '<h1>T</h1><div class="note"><h3 class="title">Note</h3><p>n</p></div><h2>U</h2>'
+    doc = parse_html(text, plain_heading_classes={"note"})
+    assert lines(doc) == [("# T", 1), ("", None), ("Note", None), ("", None), ("n", None), ("", None), ("## U", 2)]
+    assert parse_html(text).headings == [(0, 1), (2, 3), (6, 2)]

@@ -78,6 +78,7 @@ class SourceDoc:
     gzip: bool = False
     drop_ids: tuple[str, ...] = ()
     drop_classes: tuple[str, ...] = ()
+    plain_heading_classes: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -157,7 +158,10 @@ def convert(src: SourceDoc) -> tuple[str, CorpusDoc | None, str]:
     try:
         text = _read(src)
         if src.fmt == "html":
-            doc = parse_html(text, src.path, drop_ids=src.drop_ids, drop_classes=src.drop_classes)
+            doc = parse_html(
+                text, src.path, drop_ids=src.drop_ids, drop_classes=src.drop_classes,
+                plain_heading_classes=src.plain_heading_classes,
+            )
         else:
             doc = parse_document(text, src.fmt, src.path)
         md = to_markdown(doc)
@@ -209,7 +213,10 @@ def package_sources(pkg) -> list[SourceDoc]:
 
     spec = pkg.spec
     return [
-        SourceDoc(spec.name, rel, path, spec.fmt, spec.lang, spec.gzip, spec.drop_ids, spec.drop_classes)
+        SourceDoc(
+            spec.name, rel, path, spec.fmt, spec.lang, spec.gzip, spec.drop_ids, spec.drop_classes,
+            spec.plain_heading_classes,
+        )
         for rel, path in list_documents(pkg)
     ]
 

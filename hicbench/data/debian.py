@@ -6,9 +6,12 @@ checked on Debian 12 (bookworm):
 
 * ``python3.11-doc`` - Sphinx HTML *and* the reST sources
   (``html/_sources/**/*.rst.txt``); the reST is used.
-* ``postgresql-doc-15`` - DocBook HTML only.
+* ``postgresql-doc-15`` - DocBook HTML only; the per-page table of contents
+  (``div.toc``) is dropped and the "Note"/"Tip"/"Warning" titles of admonition
+  boxes are plain lines, not headings.
 * ``python-django-doc`` - Sphinx HTML only (no ``_sources``); the page header
-  (``div#hd``) and footer (``div#ft``) are dropped as navigation.
+  (``div#hd``), sidebar (``div#sidebar``, with a build date) and footer
+  (``div#ft``) are dropped as navigation.
 * ``libreoffice-help-zh-cn`` - plain HTML pages under
   ``usr/share/libreoffice/help/zh-CN/text`` (already rendered from .xhp).
 * ``manpages-zh`` - gzipped UTF-8 groff pages; ``zh_CN`` only (``zh_TW`` is a
@@ -44,6 +47,7 @@ class PackageSpec:
     exclude: tuple[str, ...] = ()  # fnmatch patterns on the path relative to root
     drop_ids: tuple[str, ...] = ()
     drop_classes: tuple[str, ...] = ()
+    plain_heading_classes: tuple[str, ...] = ()  # HTML: headings inside these are plain lines
     gzip: bool = False
 
 
@@ -53,11 +57,14 @@ PACKAGES: dict[str, PackageSpec] = {
         PackageSpec(
             "python3.11-doc", "en", "usr/share/doc/python3.11/html/_sources", ("**/*.rst.txt",), "rst",
         ),
-        PackageSpec("postgresql-doc-15", "en", "usr/share/doc/postgresql-doc-15/html", ("*.html",), "html"),
+        PackageSpec(
+            "postgresql-doc-15", "en", "usr/share/doc/postgresql-doc-15/html", ("*.html",), "html",
+            drop_classes=("toc",), plain_heading_classes=("note", "tip", "caution", "warning", "important"),
+        ),
         PackageSpec(
             "python-django-doc", "en", "usr/share/doc/python-django-doc/html", ("**/*.html",), "html",
             exclude=("_modules/*", "genindex*.html", "search.html", "py-modindex.html", "_static/*"),
-            drop_ids=("hd", "ft"),
+            drop_ids=("hd", "ft", "sidebar"),
         ),
         PackageSpec(
             "libreoffice-help-zh-cn", "zh", "usr/share/libreoffice/help/zh-CN", ("text/**/*.html",), "html",

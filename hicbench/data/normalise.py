@@ -26,7 +26,8 @@ from hichunk.document.model import Document
 from hichunk.errors import InputError
 
 _ATX_PREFIX = re.compile(r"^( {0,3})(#+)")
-_HEADING_MARK = re.compile(r"^#{1,10}[ \t]*")
+_HEADING_MARK = re.compile(r"^[ \t]*#{1,10}(?=[ \t]|$)")
+_CLOSING_MARK = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +43,9 @@ class MarkdownDoc:
 
 
 def heading_title(line_text: str) -> str:
-    """Title of a clean-view heading line ('## Title' -> 'Title'), whitespace collapsed."""
-    return " ".join(_HEADING_MARK.sub("", line_text, count=1).split())
+    """Title of a clean-view heading line ('## Title ##' -> 'Title'), whitespace collapsed."""
+    title = _HEADING_MARK.sub("", line_text, count=1)
+    return " ".join(_CLOSING_MARK.sub("", title).split())
 
 
 def relative_levels(levels: list[int]) -> list[int]:

@@ -172,12 +172,25 @@ def html_title(text: str) -> str | None:
 class _HtmlScanner:
     """One pass over the tokens, feeding a CleanBuilder."""
 
-    def __init__(self, text: str, boilerplate: bool, drop_ids: frozenset[str], drop_classes: frozenset[str]):
+    def __init__(
+        self,
+        text: str,
+        boilerplate: bool,
+        drop_ids: frozenset[str],
+        drop_classes: frozenset[str],
+        plain_heading_classes: frozenset[str] = frozenset(),
+    ):
         self.text = text
+        self.plain_classes = plain_heading_classes
+        self.plain_until = -1  # token index up to which headings are plain text
+        self.index = 0
         self.b = CleanBuilder(text)
         self.boilerplate = boilerplate
         self.drop_ids = drop_ids
         self.drop_classes = drop_classes | (BOILERPLATE_CLASSES if boilerplate else frozenset())
+        # cheap test: could this tag's attributes ask for a drop at all?
+        words = sorted(self.drop_classes | self.drop_ids) + (["role"] if boilerplate else [])
+        self._attr_hint = re.compile("|".join(re.escape(w) for w in words), re.I) if words else None
         self.pending = 0  # line break wanted before the next text: 0 none, 1 newline, 2 blank line
         self.cand: int | None = None  # raw start of the next line's markup
         self.space: int | None = None  # raw offset of collapsed whitespace awaiting the next word
@@ -345,8 +358,7 @@ class _HtmlScanner:
             return True
         if tok.name in ("header", "footer") and self.boilerplate and not self.containers:
             return True
-        chunk = self.text[tok.start : tok.end]
-        if "=" not in chunk:
+        if self._attr_hint is None or not self._attr_hint.search(self.text, tok.start, tok.end):
             return False
         attrs = _attrs(self.text, tok)
         if self.boilerplate and attrs.get("role", "").strip().lower() in BOILERPLATE_ROLES:
@@ -408,6 +420,11 @@ class _HtmlScanner:
                     i = j + 1
                     continue
                 else:
+                    if self.plain_classes and not t.close and "class" in text[t.start : t.end].lower():
+                        classes = _attrs(text, t).get("class", "").split()
+                        if not self.plain_classes.isdisjoint(classes):
+                            self.plain_until = max(self.plain_until, match.get(i, -1))
+                    self.index = i
                     self.tag(t)
             elif t.kind == "raw":
                 self.text_run(t.start, t.end)  # textarea/xmp content: text, not markup
@@ -419,6 +436,11 @@ class _HtmlScanner:
         if name in CONTAINERS:
             self.containers = max(0, self.containers + (-1 if t.close else 1))
         level = HEADINGS.get(name)
+        if level and self.index < self.plain_until:
+            level = None  # e.g. the "Note" title of an admonition: a plain line
+            self.heading = 0
+            self.block(t, 2)
+            return
         if level:
             self.heading = 0
             self.block(t, 2)
@@ -464,13 +486,18 @@ def parse_html(
     boilerplate: bool = True,
     drop_ids: Iterable[str] = (),
     drop_classes: Iterable[str] = (),
+    plain_heading_classes: Iterable[str] = (),
 ) -> Document:
     """Parse HTML into a Markdown clean view with heading hints and exact offsets.
 
     ``boilerplate=False`` keeps navigation elements; ``drop_ids``/``drop_classes``
-    drop further elements (with their content) by id or class token.
+    drop further elements (with their content) by id or class token;
+    ``<hN>`` inside an element with one of ``plain_heading_classes`` (such as
+    DocBook's ``note`` boxes, titled "Note") is a plain line, not a heading.
     """
-    scanner = _HtmlScanner(text, boilerplate, frozenset(drop_ids), frozenset(drop_classes))
+    scanner = _HtmlScanner(
+        text, boilerplate, frozenset(drop_ids), frozenset(drop_classes), frozenset(plain_heading_classes)
+    )
     doc = scanner.run()
     doc.name = name
     return doc
