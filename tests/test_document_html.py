@@ -168,3 +168,9 @@ def test_plain_heading_classes():
     doc = parse_html(text, plain_heading_classes={"note"})
     assert lines(doc) == [("# T", 1), ("", None), ("Note", None), ("", None), ("n", None), ("", None), ("## U", 2)]
     assert parse_html(text).headings == [(0, 1), (2, 3), (6, 2)]
+
+
+def test_list_items_with_paragraphs_stay_together():
+    doc = parse_html("<p>x</p><ul><li><p>a</p></li><li><p>b</p></li></ul><p>y</p>")
+    assert doc.clean == "x\n\n- a\n- b\n\ny"
+    assert parse_html("<ul><li>a<li>b<ul><li>c</li></ul></li><li>d</li></ul>").clean == "- a\n- b\n  - c\n- d"

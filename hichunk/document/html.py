@@ -200,6 +200,7 @@ class _HtmlScanner:
         self.cell_at = 0
         self.list_depth = 0
         self.containers = 0
+        self.item_end = False  # a </li> was the last structure seen: the next item follows directly
 
     # -- text --------------------------------------------------------------
     def _start_line_if_needed(self, at: int) -> None:
@@ -216,6 +217,7 @@ class _HtmlScanner:
             self.cand = None
             self.space = None
             self.cell = False
+            self.item_end = False
             if self.heading:
                 b.insert("#" * self.heading + " ", start)
             elif self.prefix:
@@ -370,6 +372,8 @@ class _HtmlScanner:
         return False
 
     def block(self, tok: _Tok, strength: int) -> None:
+        if self.prefix and not tok.close:
+            strength = min(strength, 1)  # <li><p>: the paragraph opens the item, no blank line
         self.pending = max(self.pending, strength) if self.b.started else 0
         if self.pending and not tok.close and self.cand is None:
             self.cand = tok.start
@@ -461,7 +465,13 @@ class _HtmlScanner:
             self.list_depth = max(0, self.list_depth + (-1 if t.close else 1))
             nested = self.list_depth > (0 if t.close else 1)
             self.block(t, 1 if nested else 2)
-        elif name == "li" and not t.close:
+            self.item_end = False
+        elif name == "li" and t.close:
+            self.block(t, 1)
+            self.item_end = True
+        elif name == "li":
+            if self.item_end and self.b.started:
+                self.pending = 1  # items of one list sit on consecutive lines
             self.block(t, 1)
             indent = "  " * min(max(self.list_depth - 1, 0), _MAX_INDENT)
             self.prefix = indent + "- "
