@@ -304,3 +304,10 @@ def test_strip_never_empties(title):
 def test_denumber_markdown_only_touches_headings():
     md = "# 1. Intro\n\n1. a list item\n\n## 1.1 Scope\n\n```\n# 2. code\n```"
     assert denumber_markdown(md) == "# Intro\n\n1. a list item\n\n## Scope\n\n```\n# 2. code\n```"
+
+
+def test_unwritable_output_is_a_clear_error(docs_dir, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(HichunkError, match="cannot write"):
+        build_corpus(str(blocker / "out"), dirs=[str(docs_dir)], progress=False)

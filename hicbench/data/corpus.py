@@ -313,6 +313,14 @@ def build_corpus(
             continue
         kept[split_of(doc.id, seed)].append(doc)
 
+    try:
+        return _write(out_dir, kept, dropped, source_info, min_words, min_chars, min_depth, seed)
+    except OSError as exc:
+        raise HichunkError(f"{out_dir}: cannot write the corpus ({exc.strerror or exc})") from None
+
+
+def _write(out_dir, kept, dropped, source_info, min_words, min_chars, min_depth, seed) -> Manifest:
+    """Write the split files and the manifest."""
     os.makedirs(out_dir, exist_ok=True)
     counts: dict[str, dict[str, dict[str, int]]] = {}
     files = {}

@@ -65,7 +65,7 @@ VOID = frozenset(
     "area base br col embed hr img input keygen link meta param source track wbr".split()
 )
 RAWTEXT = frozenset("script style title textarea xmp".split())
-DROP = frozenset("script style noscript template title svg head".split())
+DROP = frozenset("script style noscript template title svg".split())
 STRONG = frozenset(
     """address article aside blockquote body center details dialog div dl fieldset figure
     footer form h1 h2 h3 h4 h5 h6 header hgroup hr html main menu nav ol p pre section
