@@ -1,0 +1,1 @@
+"""Datasets for training and benchmarks: corpus builders, loaders, heading numbering."""

@@ -1,0 +1,91 @@
+"""Heading numbering ("3.2.", "Chapter 3", "第2章", "（一）"...): detect it and strip it.
+
+Numbered headings give a chunker an easy shortcut (the number says the level),
+so training augmentation strips them to make a model read the content instead;
+``number_pattern`` names the style as a feature. Both work on a heading's
+title text, without the Markdown ``#`` marks.
+
+Stripping never empties a title: a heading that is only a number ("Chapter 3",
+"1.0") comes back unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ZH_NUM = "零〇一二三四五六七八九十百千两"
+_DIGITS = "0-9０-９"
+_SEP = r"[\s\u3000]"
+
+# (name, pattern) in the order they are tried; each matches the numbering plus what follows it
+PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "zh-chapter",  # 第2章, 第三节, 第一部分, 第十二条
+        re.compile(
+            rf"^第{_SEP}*[{_DIGITS}{_ZH_NUM}]+{_SEP}*(?:章|节|節|篇|部分|部|条|條|款|回|卷|课|課|讲|講|编|編|集|单元|單元|期|册|冊)"
+            rf"(?:{_SEP}*[:：、.．\-—]+)?{_SEP}*"
+        ),
+    ),
+    (
+        "zh-paren",  # （一） (一) （1）
+        re.compile(
+            rf"^(?:（{_SEP}*(?:[{_DIGITS}]{{1,3}}|[{_ZH_NUM}]+|[A-Za-z]){_SEP}*[)）]"
+            rf"|\({_SEP}*[{_ZH_NUM}]+{_SEP}*[)）]){_SEP}*"
+        ),
+    ),
+    ("zh-enum", re.compile(rf"^[{_ZH_NUM}]+{_SEP}*[、.．:：]{_SEP}*")),
+    ("circled", re.compile(rf"^[\u2460-\u2473\u2776-\u277f]{_SEP}*")),
+    (
+        "chapter-word",  # Chapter 3, Section 2.1:, Part II, Appendix A -
+        re.compile(
+            r"^(?:chapter|section|part|appendix|lesson|unit|article|step|lecture|module|book|volume|vol\.)"
+            rf"{_SEP}+(?:[{_DIGITS}]{{1,3}}(?:[.．][{_DIGITS}]{{1,3}})*|[IVXLCDM]+|[ivxlcdm]+|[A-Z])\b"
+            rf"(?:{_SEP}*[.:：\-–—)]+)?{_SEP}*",
+            re.I,
+        ),
+    ),
+    ("section-sign", re.compile(rf"^§+{_SEP}*[{_DIGITS}]{{1,3}}(?:[.．][{_DIGITS}]{{1,3}})*[.．]?{_SEP}*")),
+    (
+        "decimal",  # 3, 3.2, 3.2.1., 1)  1、 1: (followed by space, CJK, or a terminator)
+        re.compile(
+            rf"^[{_DIGITS}]{{1,3}}(?:[.．][{_DIGITS}]{{1,3}})*"
+            rf"(?:[.．、)）:：](?![{_DIGITS}]){_SEP}*|{_SEP}+|(?=[\u3400-\u9fff]))"
+        ),
+    ),
+    ("paren", re.compile(rf"^\({_SEP}*(?:[{_DIGITS}]{{1,3}}|[a-zA-Z]|[ivxIVX]+){_SEP}*\){_SEP}*")),
+    (
+        "roman",
+        re.compile(
+            r"^(?=[IVXLCDM])M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})[.)]" + rf"{_SEP}+"
+            r"|^(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})[.)]" + rf"{_SEP}+"
+        ),
+    ),
+    ("letter", re.compile(rf"^[A-Za-z][.)]{_SEP}+")),
+]
+
+
+def _match(title: str) -> tuple[str, int] | None:
+    text = title.lstrip()
+    offset = len(title) - len(text)
+    for name, pattern in PATTERNS:
+        m = pattern.match(text)
+        if m and m.end() > 0:
+            return name, offset + m.end()
+    return None
+
+
+def number_pattern(title: str) -> str | None:
+    """Name of the numbering style that starts ``title`` (e.g. ``decimal``, ``zh-chapter``), or None."""
+    found = _match(title)
+    if not found:
+        return None
+    return found[0]
+
+
+def strip_heading_number(title: str) -> str:
+    """``title`` without its leading numbering; unchanged when nothing else would remain."""
+    found = _match(title)
+    if not found:
+        return title
+    rest = title[found[1] :].strip()
+    return rest if rest else title

@@ -1,0 +1,69 @@
+"""``hichunk corpus``: build multi-level Markdown corpora from Debian docs or your own folders."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("corpus", help="build and inspect training/eval corpora")
+    sub = parser.add_subparsers(dest="corpus_command", metavar="ACTION")
+    parser.set_defaults(handler=lambda args: parser.print_help() or 2)
+
+    build = sub.add_parser("build", help="convert documents to Markdown and split them train/dev/test")
+    build.add_argument("--packages", nargs="*", metavar="PKG", default=None,
+                       help="Debian doc packages (default: all five known ones unless --from is given)")
+    build.add_argument("--from", dest="dirs", action="append", default=[], metavar="DIR",
+                       help="a folder of Markdown/HTML/reST/man pages (repeatable)")
+    build.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    build.add_argument("--cache", metavar="DIR", help="download cache (default ${XDG_CACHE_HOME:-~/.cache}/hichunk/debian)")
+    build.add_argument("--min-words", type=int, default=300, help="minimum words of an English document")
+    build.add_argument("--min-chars", type=int, default=600, help="minimum characters of a Chinese document")
+    build.add_argument("--seed", type=int, default=0, help="split seed")
+    build.add_argument("--jobs", type=int, default=1, help="worker processes")
+    build.add_argument("--refresh", action="store_true", help="download packages again")
+    build.set_defaults(handler=_build)
+
+    stats = sub.add_parser("stats", help="counts and lengths of a built corpus")
+    stats.add_argument("dir", metavar="DIR")
+    stats.set_defaults(handler=_stats)
+
+    denum = sub.add_parser("denumber", help="copy a corpus with heading numbering stripped")
+    denum.add_argument("dir", metavar="DIR")
+    denum.add_argument("--out", required=True, metavar="DIR")
+    denum.set_defaults(handler=_denumber)
+
+
+def _build(args: argparse.Namespace) -> int:
+    from hicbench.data.corpus import build_corpus
+    from hicbench.data.debian import DEFAULT_PACKAGES
+
+    packages = args.packages
+    if packages is None:
+        packages = [] if args.dirs else list(DEFAULT_PACKAGES)
+    manifest = build_corpus(
+        args.out, packages=packages, dirs=args.dirs, cache_dir=args.cache, min_words=args.min_words,
+        min_chars=args.min_chars, seed=args.seed, jobs=args.jobs, refresh=args.refresh,
+        progress=logging.getLogger().level <= logging.WARNING,
+    )
+    print(json.dumps({"total": manifest.data["total"], "counts": manifest.counts}, ensure_ascii=False, indent=2))
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from hicbench.data.corpus import Manifest, corpus_stats
+
+    manifest = Manifest.load(args.dir)
+    out = {"counts": manifest.counts, "dropped": manifest.data.get("dropped", {}), "stats": corpus_stats(args.dir)}
+    print(json.dumps(out, ensure_ascii=False, indent=2))
+    return 0
+
+
+def _denumber(args: argparse.Namespace) -> int:
+    from hicbench.data.corpus import write_denumbered
+
+    manifest = write_denumbered(args.dir, args.out)
+    print(json.dumps({"content_hash": manifest.data["content_hash"]}, indent=2))
+    return 0
