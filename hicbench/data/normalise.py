@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hichunk.document.markdown import _FENCE, _SETEXT, markdown_heading_level, parse_markdown
+from hichunk.document.markdown import FENCE, SETEXT, markdown_heading_level, parse_markdown
 from hichunk.document.model import Document
 from hichunk.errors import InputError
 
@@ -110,7 +110,7 @@ def _render(items, levels: list[int], honour_fences: bool) -> tuple[list[str], l
             else:
                 out.append("")
             continue
-        m = _FENCE.match(line)
+        m = FENCE.match(line)
         if fence is not None:
             out.append(line)
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end() :].strip():
@@ -125,7 +125,7 @@ def _render(items, levels: list[int], honour_fences: bool) -> tuple[list[str], l
             continue
         if markdown_heading_level(line):
             line = _ATX_PREFIX.sub(lambda mm: mm.group(1) + "\\" + mm.group(2), line, count=1)
-        elif _SETEXT.match(line) and out and out[-1] != "":
+        elif SETEXT.match(line) and out and out[-1] != "":
             line = _escape(line)
         out.append(line)
     if fence is not None and honour_fences:

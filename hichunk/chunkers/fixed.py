@@ -29,9 +29,10 @@ def windows(text: str, size: int = WINDOW_CHARS) -> Iterator[tuple[int, str]]:
 
 
 def token_starts(text: str, tokenizer: Tokenizer) -> Iterator[np.ndarray]:
-    """Token start offsets of ``text``, window by window (absolute offsets)."""
+    """Token start offsets of ``text``, window by window (absolute offsets, int32 when they fit)."""
+    dtype = np.int32 if len(text) < 2**31 else np.int64
     for offset, piece in windows(text):
-        yield tokenizer.starts(piece) + offset
+        yield (tokenizer.starts(piece) + offset).astype(dtype)
 
 
 def fixed_cuts(text: str, tokenizer: Tokenizer, size: int) -> list[int]:
@@ -40,13 +41,13 @@ def fixed_cuts(text: str, tokenizer: Tokenizer, size: int) -> list[int]:
     A window whose text, tokenised alone, comes to more than ``size`` (a cut
     inside a word can cost a token) ends one token earlier.
     """
-    starts = np.concatenate([np.zeros(0, dtype=np.int64), *token_starts(text, tokenizer)]).tolist()
+    starts = np.concatenate([np.zeros(0, dtype=np.int32), *token_starts(text, tokenizer)])
     cuts: list[int] = []
     first, pos = 0, 0  # token index and offset where the current window starts
     while first + size < len(starts):
         j = first + size
         while True:
-            cut = cut_after_space(text, starts[j])
+            cut = cut_after_space(text, int(starts[j]))
             if j == first + 1 or (cut > pos and tokenizer.count(text[pos:cut]) <= size):
                 break
             j -= 1

@@ -58,14 +58,24 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _write_splits(results: list[tuple[str, object]], out) -> None:
+    """The splits JSON, written chunk by chunk so huge documents are never copied whole."""
+    out.write("{")
+    for i, (path, tree) in enumerate(results):
+        out.write(("" if i == 0 else ", ") + json.dumps(path, ensure_ascii=False) + ': {"splits": [')
+        for j, (text, level) in enumerate(tree.split_texts()):
+            out.write(("" if j == 0 else ", ") + json.dumps([text, level], ensure_ascii=False))
+        out.write("]}")
+    out.write("}\n")
+
+
 def _write(results: list[tuple[str, object]], args: argparse.Namespace) -> None:
-    from hichunk.tree import render_tree, to_dict, to_markdown, to_splits
+    from hichunk.tree import render_tree, to_dict, to_markdown
 
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
         if args.format == "splits":
-            json.dump({path: {"splits": to_splits(tree)} for path, tree in results}, out, ensure_ascii=False)
-            out.write("\n")
+            _write_splits(results, out)
         elif args.format == "json":
             for _, tree in results:
                 out.write(json.dumps(to_dict(tree), ensure_ascii=False) + "\n")

@@ -39,6 +39,8 @@ def detect_format(path: str) -> str:
     lower = path.lower()
     if lower.endswith(".gz"):
         lower = lower[:-3]
+    if lower.endswith(".rst.txt"):  # Sphinx ships its sources under this name
+        return "rst"
     ext = os.path.splitext(lower)[1]
     if ext in EXTENSIONS:
         return EXTENSIONS[ext]

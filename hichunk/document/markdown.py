@@ -14,8 +14,8 @@ import re
 from hichunk.document.model import MAX_LEVEL, Document, Line, OffsetMap
 
 _ATX = re.compile(r"^ {0,3}(#{1,%d})(?=[ \t]|$)" % MAX_LEVEL)
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 BOM = "\ufeff"
 
 
@@ -71,7 +71,7 @@ def _scan_headings(body: str, raw_spans: list[tuple[int, int]]) -> tuple[dict[in
     prev_paragraph = False
     for i, (s, e) in enumerate(raw_spans):
         line = body[s:e]
-        m = _FENCE.match(line)
+        m = FENCE.match(line)
         if fence is not None:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
                 fence = None
@@ -86,7 +86,7 @@ def _scan_headings(body: str, raw_spans: list[tuple[int, int]]) -> tuple[dict[in
             levels[i] = level
             prev_paragraph = False
             continue
-        under = _SETEXT.match(line)
+        under = SETEXT.match(line)
         if under and prev_paragraph and (i - 1) not in levels and i - 1 not in setext_under:
             levels[i - 1] = 1 if under.group(1)[0] == "=" else 2
             setext_under.add(i)

@@ -112,6 +112,8 @@ class _Builder:
         doc = self.doc
         clean_len = len(doc.clean)
         bounds = normalize_boundaries(boundaries, clean_len)
+        if not bounds and doc.text:  # only markup, no visible text: one empty leaf keeps the raw text
+            bounds = [Boundary(0, 1)]
         ends = [b.offset for b in bounds[1:]] + [clean_len]
         splits = [Split(doc.raw_offset(b.offset), b.offset, b.level, b.title) for b in bounds]
 
@@ -134,6 +136,8 @@ class _Builder:
             for span in own:
                 units = self.units(*span, titles) if span is not None else []
                 leaf_spans.append(pack_leaves(doc.clean, units, self.leaf_tokens, self.tokenizer))
+            if not clean_len and doc.text:
+                leaf_spans = [[(0, 0, 0)]]
 
         tree_nodes = self._assemble(bounds, parents, own, leaf_spans)
         return ChunkTree(name=name, text=doc.text, clean=doc.clean, nodes=tree_nodes, splits=splits, meta=meta)
@@ -171,9 +175,12 @@ class _Builder:
 
         nodes: list[Node] = [Node(0, ROOT, 0, 0, len(doc.text), 0, len(doc.clean))]
 
+        def raw(offset: int) -> int:
+            return len(doc.text) if offset >= len(doc.clean) else doc.raw_offset(offset)
+
         def new(kind: str, parent: Node, level: int, split: int | None, span=(0, 0)) -> Node:
             a, b = span
-            node = Node(len(nodes), kind, level, doc.raw_offset(a), doc.raw_offset(b), a, b, parent=parent.id, split=split)
+            node = Node(len(nodes), kind, level, 0 if a == 0 else raw(a), raw(b), a, b, parent=parent.id, split=split)
             nodes.append(node)
             return node
 

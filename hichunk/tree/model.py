@@ -108,7 +108,8 @@ class ChunkTree:
         for child in node.children:
             yield from self.walk(self.nodes[child], depth + 1)
 
-    def split_texts(self) -> list[tuple[str, int]]:
-        """The reference "splits" format: ``[(chunk_text, level), ...]``, concatenating to the text."""
-        bounds = [s.start for s in self.splits] + [len(self.text)]
-        return [(self.text[bounds[i] : bounds[i + 1]], s.level) for i, s in enumerate(self.splits)]
+    def split_texts(self) -> Iterator[tuple[str, int]]:
+        """The reference "splits" format: ``(chunk_text, level)`` pairs, concatenating to the text."""
+        ends = [s.start for s in self.splits[1:]] + [len(self.text)]
+        for split, end in zip(self.splits, ends):
+            yield self.text[split.start : end], split.level
