@@ -1,0 +1,72 @@
+"""The contract between the split-point engine and any split-point model.
+
+The engine (``hichunk/engine``) turns a document into windows of numbered
+lines; a model only answers, for one window, where chunks start, at which
+level, and whether the starting line can serve as the chunk's title. Window
+filling, residual lines, validation, fallbacks, caching and tree building are
+all the engine's job, so generative models (an answer string to parse) and
+encoder models (labels per line) plug in the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+MAX_LEVEL = 10
+
+
+class ParseError(ValueError):
+    """A model answer that cannot be read as chunk starts (the engine counts it and falls back)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkStart:
+    """A chunk starts at window line ``line`` (0-based, residual lines first) at ``level`` 1..10."""
+
+    line: int
+    level: int
+    title: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """What a model sees: model-input lines (heading markers hidden, truncated), residual lines first.
+
+    ``n_residual`` lines at the front were carried over from earlier windows
+    (context only: starts predicted on them are dropped); the rest are new.
+    ``is_last`` tells whether the window reaches the end of the document.
+    """
+
+    lines: tuple[str, ...]
+    n_residual: int = 0
+    is_last: bool = True
+
+
+@dataclass(slots=True)
+class Prediction:
+    """A model's answer for one window: chunk starts, plus the raw answer text when there is one."""
+
+    starts: list[ChunkStart]
+    raw: str | None = None
+    info: dict = field(default_factory=dict)
+
+
+@runtime_checkable
+class SplitPointModel(Protocol):
+    """Anything that predicts chunk starts for a window of numbered lines."""
+
+    name: str  # stable identifier: cache keys and provenance use it
+    window_tokens: int  # default window size L, in this model's tokens
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in the model's own tokenizer (the engine fills windows with it)."""
+        ...
+
+    def overhead_tokens(self) -> int:
+        """Fixed tokens every window costs besides its lines (instruction, template)."""
+        ...
+
+    def predict(self, window: Window) -> Prediction:
+        """Chunk starts for one window; raise ``ParseError`` for an answer that cannot be read."""
+        ...
