@@ -29,22 +29,22 @@ from hichunk.tokens import load_tokenizer
 OURS = ("structure", "fixed", "recursive", "cdc")
 
 
-def _competitors(size: int, count: Callable[[str], int]) -> dict[str, Callable[[str], list[str]]]:
-    out: dict[str, Callable[[str], list[str]]] = {}
+def _competitors(size: int, count: Callable[[str], int]) -> dict[str, Callable[[], Callable[[str], list[str]]]]:
+    """Factories of competitor splitters; a fresh one per timed run, so no cache survives a repeat."""
+    out: dict[str, Callable[[], Callable[[str], list[str]]]] = {}
     try:
         from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-        tokens = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=0, length_function=count)
-        chars = RecursiveCharacterTextSplitter(chunk_size=size * 4, chunk_overlap=0)
-        out["langchain-recursive (tokens)"] = tokens.split_text
-        out[f"langchain-recursive ({size * 4} chars)"] = chars.split_text
+        out["langchain-recursive (tokens)"] = lambda: RecursiveCharacterTextSplitter(
+            chunk_size=size, chunk_overlap=0, length_function=count).split_text
+        out[f"langchain-recursive ({size * 4} chars)"] = lambda: RecursiveCharacterTextSplitter(
+            chunk_size=size * 4, chunk_overlap=0).split_text
     except ImportError:
         print("langchain-text-splitters not installed: skipped", file=sys.stderr)
     try:
         import semchunk
 
-        chunker = semchunk.chunkerify(count, size)
-        out["semchunk (tokens)"] = chunker
+        out["semchunk (tokens)"] = lambda: semchunk.chunkerify(count, size)
     except ImportError:
         print("semchunk not installed: skipped", file=sys.stderr)
     return out
@@ -76,9 +76,14 @@ def run_corpus(paths: list[str], size: int, repeats: int) -> list[dict]:
         rows.append(_row(f"{method} (ours, chunking)", megabytes, times, sum(len(t.leaves()) for t in trees[-1])))
         both = [p + c for p, c in zip(parse, times)]
         rows.append(_row(f"{method} (ours, parse+chunking)", megabytes, both, None))
-    for name, split in _competitors(size, tokenizer.count).items():
+    for name, make in _competitors(size, tokenizer.count).items():
         out = []
-        times = _timed(lambda: out.append([split(t) for t in texts]), repeats)
+
+        def run() -> None:
+            split = make()
+            out.append([split(t) for t in texts])
+
+        times = _timed(run, repeats)
         rows.append(_row(name, megabytes, times, sum(len(c) for c in out[-1])))
     return rows
 
