@@ -15,7 +15,6 @@ same bytes report the same version.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -24,7 +23,8 @@ from dataclasses import dataclass, field
 from hichunk.document.markdown import parse_markdown
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
-from hicbench.data.corpus import _file_sha256
+from hichunk.hashing import file_sha256
+from hicbench.data.corpus import content_hash
 
 DOC_EXTENSIONS = (".txt", ".md")
 _KNOWN = ("input", "answers", "facts", "evidences", "all_classes", "_id")
@@ -86,8 +86,7 @@ def data_version(root: str, name: str) -> str:
     files = [os.path.join("qas", f"{name}.jsonl")]
     doc_dir = os.path.join(root, "docs", name)
     files += [os.path.join("docs", name, f) for f in sorted(os.listdir(doc_dir)) if f.endswith(DOC_EXTENSIONS)]
-    lines = "".join(f"{rel.replace(os.sep, '/')}:{_file_sha256(os.path.join(root, rel))}\n" for rel in sorted(files))
-    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+    return content_hash({rel.replace(os.sep, "/"): file_sha256(os.path.join(root, rel)) for rel in files})
 
 
 def dataset_names(root: str) -> list[str]:
