@@ -173,3 +173,24 @@ def test_cli_make_chunking_and_update_cost(tmp_path, capsys, monkeypatch):
 def test_cli_errors_are_one_line(argv, message):
     with pytest.raises(HichunkError, match=message):
         _cli(["-q", *argv])
+
+
+def test_tree_cache_reuses_trees_between_runs(bench_dir, tmp_path, tokenizer, monkeypatch):
+    from hichunk.chunkers.structure import StructureChunker
+    from hicbench.runners.chunk import TreeCache
+
+    ds = load_dataset(bench_dir, "gen-en")
+    cache = TreeCache(str(tmp_path / "trees"))
+    first = run_chunking(ds, parse_methods("structure"), tokenizer, progress=False, cache=cache)
+    assert len(os.listdir(tmp_path / "trees")) == len(ds.docs)
+
+    def boom(self, doc):
+        raise AssertionError("chunked again instead of reusing the cached tree")
+
+    monkeypatch.setattr(StructureChunker, "chunk", boom)
+    again = run_chunking(ds, parse_methods("structure"), tokenizer, progress=False, cache=cache)
+    assert [c.to_dict() for c in again[0].counts] == [c.to_dict() for c in first[0].counts]
+    assert again[0].seconds == first[0].seconds
+    # another leaf size is another key
+    with pytest.raises(AssertionError, match="chunked again"):
+        run_chunking(ds, parse_methods("structure:64"), tokenizer, progress=False, cache=cache)

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import sys
 import time
 from dataclasses import dataclass
 
 from tqdm import tqdm
 
+from hichunk.chunkers.base import Chunker
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
+from hichunk.hashing import text_sha256
 from hichunk.tokens import Tokenizer
+from hichunk.tree.export import from_dict, to_dict
 from hichunk.tree.model import ChunkTree
 from hicbench.runners.methods import MethodSpec
 
@@ -27,8 +32,62 @@ class Chunked:
     error: str | None = None
 
 
+class TreeCache:
+    """Trees saved on disk between benchmark runs (opt-in: ``--reuse-trees DIR``).
+
+    The key is the chunker's class path, the method's options, the tokenizer,
+    the hichunk version and the document's text. It cannot see model weights
+    or embedder files: clear the folder after changing a model. A cached tree
+    keeps the time its chunking took when it was made.
+    """
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise HichunkError(f"{folder}: cannot create the tree cache ({exc.strerror})") from None
+
+    def _path(self, spec: MethodSpec, tokenizer: Tokenizer, doc: Document) -> str:
+        from hichunk import __version__
+        from hichunk.chunkers import METHODS
+
+        key = json.dumps([METHODS.get(spec.chunker), list(spec.chunking_key), tokenizer.name, __version__,
+                          text_sha256(doc.text)])
+        return os.path.join(self.folder, text_sha256(key) + ".json")
+
+    def get(self, spec: MethodSpec, tokenizer: Tokenizer, doc: Document) -> tuple[ChunkTree, float] | None:
+        path = self._path(spec, tokenizer, doc)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            return from_dict(data["tree"]), float(data["seconds"])
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def put(self, spec: MethodSpec, tokenizer: Tokenizer, doc: Document, tree: ChunkTree, seconds: float) -> None:
+        path = self._path(spec, tokenizer, doc)
+        with open(path + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump({"tree": to_dict(tree), "seconds": seconds}, fh, ensure_ascii=False)
+        os.replace(path + ".tmp", path)
+
+
+def chunk_one(chunker: Chunker, spec: MethodSpec, tokenizer: Tokenizer, doc: Document,
+              cache: TreeCache | None = None) -> tuple[ChunkTree, float]:
+    """(tree, seconds) of one document, from the cache when it holds it."""
+    cached = cache.get(spec, tokenizer, doc) if cache is not None else None
+    if cached is not None:
+        return cached
+    t0 = time.perf_counter()
+    tree = chunker.chunk(doc)
+    seconds = time.perf_counter() - t0
+    if cache is not None:
+        cache.put(spec, tokenizer, doc, tree, seconds)
+    return tree, seconds
+
+
 def chunk_all(docs: dict[str, Document], spec: MethodSpec, tokenizer: Tokenizer, on_error: str = "fail",
-              progress: bool = True) -> dict[str, Chunked]:
+              progress: bool = True, cache: TreeCache | None = None) -> dict[str, Chunked]:
     """Trees of all documents (in id order). ``on_error="fail"`` stops at the first failure with its
     document named; ``"count"`` records it (the benchmark then scores that item as a miss)."""
     if on_error not in ON_ERROR:
@@ -38,14 +97,12 @@ def chunk_all(docs: dict[str, Document], spec: MethodSpec, tokenizer: Tokenizer,
     for doc_id in tqdm(sorted(docs), desc=f"chunking {spec.label}", unit="doc", disable=not progress, file=sys.stderr):
         t0 = time.perf_counter()
         try:
-            tree = chunker.chunk(docs[doc_id])
+            out[doc_id] = Chunked(doc_id, *chunk_one(chunker, spec, tokenizer, docs[doc_id], cache))
         except HichunkError as exc:
             if on_error == "fail":
                 raise HichunkError(f"{spec.label} failed on {doc_id}: {exc}") from None
             log.warning("%s failed on %s: %s", spec.label, doc_id, exc)
             out[doc_id] = Chunked(doc_id, None, time.perf_counter() - t0, str(exc))
-            continue
-        out[doc_id] = Chunked(doc_id, tree, time.perf_counter() - t0)
     return out
 
 

@@ -19,7 +19,7 @@ from hicbench.data.hicbench_format import Dataset
 from hicbench.metrics.splitpoints import SplitCounts, count_splits, prf, scores
 from hicbench.report import fmt_diff, fmt_estimate, header, table, write_report
 from hicbench.runinfo import run_info
-from hicbench.runners.chunk import chunk_all, tree_meta
+from hicbench.runners.chunk import TreeCache, chunk_all, tree_meta
 from hicbench.runners.methods import MethodSpec
 from hicbench.stats import paired_statistic_diff_ci, statistic_ci
 
@@ -52,11 +52,11 @@ def _pooled_f1(counts: list[SplitCounts], key: str):
 
 
 def run_chunking(dataset: Dataset, specs: list[MethodSpec], tokenizer: Tokenizer, on_error: str = "fail",
-                 progress: bool = True) -> list[MethodCounts]:
+                 progress: bool = True, cache: TreeCache | None = None) -> list[MethodCounts]:
     docs = {doc_id: d.parse() for doc_id, d in dataset.docs.items()}
     out = []
     for spec in specs:
-        chunked = chunk_all(docs, spec, tokenizer, on_error, progress)
+        chunked = chunk_all(docs, spec, tokenizer, on_error, progress, cache)
         ids = sorted(chunked)
         counts, n_chunks = [], []
         for doc_id in ids:

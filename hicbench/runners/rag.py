@@ -28,7 +28,7 @@ from hicbench.llm import Endpoint
 from hicbench.metrics.evidence import EvidenceScorer
 from hicbench.report import fmt_diff, fmt_estimate, header, line_plot, table, write_report
 from hicbench.runinfo import run_info
-from hicbench.runners.chunk import chunk_all, tree_meta
+from hicbench.runners.chunk import TreeCache, chunk_all, tree_meta
 from hicbench.runners.methods import MethodSpec
 from hicbench.stats import mean_ci, paired_diff_ci
 
@@ -66,6 +66,7 @@ class RagSettings:
     answer_budget: int | None = None
     judge_samples: int = 1
     progress: bool = True
+    cache: TreeCache | None = None
 
 
 @dataclass
@@ -124,7 +125,7 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], backend: Backend, tokeniz
     items: dict[str, list[RagItem]] = {}
     meta: dict = {}
     for key, group in _chunk_groups(specs).items():
-        chunked = chunk_all(docs, group[0], tokenizer, settings.on_error, settings.progress)
+        chunked = chunk_all(docs, group[0], tokenizer, settings.on_error, settings.progress, settings.cache)
         for spec in group:
             meta[spec.label] = tree_meta(chunked)
         trees = {d: c.tree for d, c in chunked.items() if c.tree is not None}

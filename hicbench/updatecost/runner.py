@@ -23,6 +23,7 @@ from hichunk.tokens import Tokenizer
 from hicbench.data.hicbench_format import Dataset
 from hicbench.report import fmt_diff, fmt_estimate, header, line_plot, table, write_report
 from hicbench.runinfo import run_info
+from hicbench.runners.chunk import TreeCache, chunk_one
 from hicbench.runners.methods import MethodSpec
 from hicbench.stats import mean_ci, paired_diff_ci
 from hicbench.updatecost.cost import Cost, EncoderInputs, default_encoder_inputs, leaf_inputs, recompute_cost
@@ -72,7 +73,7 @@ def dataset_edits(dataset: Dataset, doc_ids: list[str], kinds: list[str], seed: 
 
 def run_update_cost(dataset: Dataset, specs: list[MethodSpec], tokenizer: Tokenizer, kinds: list[str] | None = None,
                     seed: int = 0, max_docs: int | None = None, on_error: str = "fail", progress: bool = True,
-                    encoder_inputs: EncoderInputs | None = None) -> UpdateCostRun:
+                    encoder_inputs: EncoderInputs | None = None, cache: TreeCache | None = None) -> UpdateCostRun:
     kinds = list(kinds or EDIT_KINDS)
     encoder_inputs = encoder_inputs or default_encoder_inputs()
     doc_ids = sorted(dataset.docs)[: max_docs if max_docs else None]
@@ -85,7 +86,7 @@ def run_update_cost(dataset: Dataset, specs: list[MethodSpec], tokenizer: Tokeni
         chunker = spec.chunker_for(tokenizer)
         for doc_id in tqdm(doc_ids, desc=f"update cost {spec.label}", unit="doc", disable=not progress, file=sys.stderr):
             try:
-                old_tree = chunker.chunk(parse_markdown(dataset.docs[doc_id].text, doc_id))
+                old_tree, _ = chunk_one(chunker, spec, tokenizer, parse_markdown(dataset.docs[doc_id].text, doc_id), cache)
                 old_inputs = [t for t, _ in leaf_inputs(old_tree, encoder_inputs)]
                 meta.setdefault(spec.label, {k: v for k, v in old_tree.meta.items() if isinstance(v, (str, int, float, bool))})
             except HichunkError as exc:
@@ -98,7 +99,7 @@ def run_update_cost(dataset: Dataset, specs: list[MethodSpec], tokenizer: Tokeni
                 if edit is None:
                     continue
                 try:
-                    new_tree = chunker.chunk(parse_markdown(edit.new, doc_id))
+                    new_tree, _ = chunk_one(chunker, spec, tokenizer, parse_markdown(edit.new, doc_id), cache)
                     cost = recompute_cost(old_inputs, leaf_inputs(new_tree, encoder_inputs), edit.changed, tokenizer)
                 except HichunkError as exc:
                     if on_error == "fail":

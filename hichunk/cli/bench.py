@@ -82,6 +82,9 @@ def _common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--leaf-tokens", type=int, default=200, help="size of methods named without one (default: 200)")
     p.add_argument("--on-error", default="fail", choices=["fail", "count"],
                    help="a document that fails to chunk: fail the run (default) or score it as a miss and count it")
+    p.add_argument("--reuse-trees", default=None, metavar="DIR",
+                   help="keep chunk trees here and reuse them in later runs (keyed by chunker, options, tokenizer, "
+                   "hichunk version and document text, not by model weights: clear it after changing a model)")
 
 
 def _endpoint_args(p: argparse.ArgumentParser) -> None:
@@ -106,6 +109,14 @@ def _progress(args: argparse.Namespace) -> bool:
     return not getattr(args, "quiet", False)
 
 
+def _cache(args: argparse.Namespace):
+    if not args.reuse_trees:
+        return None
+    from hicbench.runners.chunk import TreeCache
+
+    return TreeCache(args.reuse_trees)
+
+
 def _say(paths) -> None:
     for path in paths:
         print(path)
@@ -119,7 +130,7 @@ def run_chunking_cli(args: argparse.Namespace) -> int:
 
     specs = parse_methods(args.methods, args.leaf_tokens)
     dataset = load_dataset(args.data, args.dataset)
-    results = run_chunking(dataset, specs, load_tokenizer(args.tokenizer), args.on_error, _progress(args))
+    results = run_chunking(dataset, specs, load_tokenizer(args.tokenizer), args.on_error, _progress(args), _cache(args))
     _say(chunking_report(dataset, results, args.out, getattr(args, "argv", None)))
     return 0
 
@@ -151,7 +162,7 @@ def run_rag_cli(args: argparse.Namespace) -> int:
                            glue_context=args.evidence_match == "glued", on_error=args.on_error,
                            baseline=args.baseline or specs[0].label, endpoint=endpoint,
                            answer_budget=args.answer_budget or budgets[-1], judge_samples=args.judge_samples,
-                           progress=_progress(args))
+                           progress=_progress(args), cache=_cache(args))
     backend = default_backend(tokenizer, args.embedder)
     results = run_rag(dataset, specs, backend, tokenizer, settings)
     _say(rag_report(dataset, results, settings, args.out, getattr(args, "argv", None)))
@@ -172,7 +183,8 @@ def run_update_cost_cli(args: argparse.Namespace) -> int:
         raise HichunkError(f"unknown edit kind {unknown[0]!r} (choose from {', '.join(EDIT_KINDS)})")
     dataset = load_dataset(args.data, args.dataset)
     results = run_update_cost(dataset, specs, load_tokenizer(args.tokenizer), kinds, seed=args.seed,
-                              max_docs=args.max_docs, on_error=args.on_error, progress=_progress(args))
+                              max_docs=args.max_docs, on_error=args.on_error, progress=_progress(args),
+                              cache=_cache(args))
     _say(update_cost_report(dataset, results, args.out, getattr(args, "argv", None)))
     return 0
 
