@@ -88,3 +88,20 @@ class FlakyChunker(StructureChunker):
 def breadcrumb_inputs(tree: ChunkTree) -> list[str]:
     """Encoder inputs for tests: heading path, blank line, leaf text."""
     return [" > ".join(tree.breadcrumb(leaf)) + "\n\n" + tree.clean_text(leaf).strip() for leaf in tree.leaves()]
+
+
+class JitteryChunker:
+    """Fixed-size windows whose size changes on every call: a method that is not deterministic."""
+
+    name = "jittery"
+    calls = 0
+
+    def __init__(self, options: ChunkOptions):
+        self.options = options
+
+    def chunk(self, doc):
+        from hichunk.chunkers.fixed import FixedChunker
+
+        JitteryChunker.calls += 1
+        size = 24 + 8 * (JitteryChunker.calls % 3)
+        return FixedChunker(ChunkOptions(leaf_tokens=size, tokenizer=self.options.tokenizer)).chunk(doc)

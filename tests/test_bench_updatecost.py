@@ -131,3 +131,19 @@ def test_runner_report_and_control(tmp_path, tokenizer):
 def test_body_sentences_skip_headings():
     sents = body_sentences(parse_markdown("# T\n\nOne sentence here. Two sentences here.\n"))
     assert sents == ["One sentence here.", "Two sentences here."]
+
+
+def test_a_nondeterministic_method_fails_the_null_control_even_with_a_tree_cache(tmp_path, tokenizer, monkeypatch):
+    from hichunk.chunkers import METHODS
+    from hicbench.runners.chunk import TreeCache
+
+    monkeypatch.setitem(METHODS, "jittery", "bench_support:JitteryChunker")
+    write_dataset(str(tmp_path / "b"), "set", {"d0": document(3), "d1": document(4, seed=1)}, [])
+    ds = load_dataset(str(tmp_path / "b"))
+    cache = TreeCache(str(tmp_path / "trees"))
+    for _ in range(2):  # the second run finds every old-version tree in the cache
+        run = run_update_cost(ds, parse_methods("jittery,fixed:32"), tokenizer, kinds=["null"], progress=False,
+                              encoder_inputs=breadcrumb_inputs, cache=cache)
+        report = open(update_cost_report(ds, run, str(tmp_path / "out"))[0], encoding="utf-8").read()
+        assert "Null-edit control FAILED for: jittery" in report
+        assert all(i.cost.ratio == 0.0 for i in run.items if i.method == "fixed:32")

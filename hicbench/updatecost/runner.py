@@ -99,7 +99,9 @@ def run_update_cost(dataset: Dataset, specs: list[MethodSpec], tokenizer: Tokeni
                 if edit is None:
                     continue
                 try:
-                    new_tree, _ = chunk_one(chunker, spec, tokenizer, parse_markdown(edit.new, doc_id), cache)
+                    # the null edit re-chunks for real: it is the determinism control
+                    new_tree, _ = chunk_one(chunker, spec, tokenizer, parse_markdown(edit.new, doc_id),
+                                            None if kind == "null" else cache)
                     cost = recompute_cost(old_inputs, leaf_inputs(new_tree, encoder_inputs), edit.changed, tokenizer)
                 except HichunkError as exc:
                     if on_error == "fail":
