@@ -140,3 +140,41 @@ def test_llm_section_question_validates_evidence_numbers(server):
     assert script.requests[1][1]["temperature"] > 0  # a retry samples
     script.replies += [chat("{}")] * 3
     assert section_question(Endpoint(url, "m"), "Guide", sec) is None
+
+
+def test_rag_runner_answers_and_judges_through_the_endpoint(server, tmp_path, tokenizer):
+    from bench_support import LexicalBackend
+
+    from hicbench.data.hicbench_format import load_dataset, write_dataset
+    from hicbench.runners.methods import parse_methods
+    from hicbench.runners.rag import RagSettings, rag_report, run_rag
+
+    url, script = server
+
+    def reply(body):
+        prompt = body["messages"][0]["content"]
+        if "Facts:" in prompt:
+            return chat(json.dumps({"classifications": [{"statement": "f1", "attributed": 1},
+                                                        {"statement": "f2", "attributed": 0}]}))
+        return chat("alpha beta")
+
+    script.replies += [reply] * 20
+    write_dataset(str(tmp_path / "b"), "x", {"d": "# A\n\nAlpha beta gamma.\n\n## B\n\nDelta epsilon.\n"},
+                  [{"input": "alpha?", "_id": "d", "evidences": ["Alpha beta gamma."], "answers": ["alpha beta gamma"],
+                    "facts": ["f1", "f2"]},
+                   {"input": "delta?", "_id": "d", "evidences": ["Delta epsilon."]}])
+    ds = load_dataset(str(tmp_path / "b"))
+    settings = RagSettings(budgets=[50, 100], endpoint=Endpoint(url, "m"), answer_budget=100, progress=False)
+    run = run_rag(ds, parse_methods("structure,fixed:32"), LexicalBackend(tokenizer), tokenizer, settings)
+    first = run.items["structure"][0]
+    assert first.answer == "alpha beta" and first.fact_cov == 0.5 and first.n_facts == 2
+    assert first.rouge_l == pytest.approx(2 * 1.0 * (2 / 3) / (1.0 + 2 / 3 + 1e-8))
+    assert run.items["structure"][1].answer is None  # no reference answer or facts: not judged
+    prompts = [b["messages"][0]["content"] for _, b in script.requests]
+    answer_prompts = [p for p in prompts if p.startswith("Read the text below") and "Question: alpha?" in p]
+    assert len(answer_prompts) == 2 and all("Alpha beta gamma." in p for p in answer_prompts)  # one per method
+    text = open(rag_report(ds, run, settings, str(tmp_path / "o"))[0], encoding="utf-8").read()
+    assert "## Answer quality at 100 tokens" in text and "| structure | 1 |" in text
+    with pytest.raises(HichunkError, match="answer budget"):
+        run_rag(ds, parse_methods("structure"), LexicalBackend(tokenizer), tokenizer,
+                RagSettings(budgets=[50], endpoint=Endpoint(url, "m"), answer_budget=100))

@@ -115,6 +115,8 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], backend: Backend, tokeniz
         raise HichunkError(f"{dataset.name}: no questions")
     if settings.baseline and settings.baseline not in {s.label for s in specs}:
         raise HichunkError(f"baseline {settings.baseline!r} is not among the methods")
+    if settings.endpoint is not None and settings.answer_budget not in settings.budgets:
+        raise HichunkError(f"the answer budget {settings.answer_budget} is not one of the budgets {settings.budgets}")
     no_evidence = [q.qid for q in questions if not q.evidences]
     if no_evidence:
         raise HichunkError(f"{len(no_evidence)} questions have no evidence (e.g. {no_evidence[0]}); evidence recall needs it")
