@@ -1,4 +1,4 @@
-"""Bootstrap confidence intervals: one method's mean, and paired differences between methods.
+"""Bootstrap confidence intervals: one method's mean, paired differences, any statistic.
 
 Every interval is a seeded percentile bootstrap over items (questions or
 documents), so the same results always give the same report. Paired intervals
@@ -71,3 +71,19 @@ def paired_statistic_diff_ci(n_items: int, stat_a: Callable[[np.ndarray], float]
                              n_boot: int = N_BOOT, seed: int = SEED, alpha: float = 0.05) -> Estimate:
     """stat_a - stat_b over the same resampled items (pooled statistics such as micro F1)."""
     return statistic_ci(n_items, lambda idx: stat_a(idx) - stat_b(idx), n_boot, seed, alpha)
+
+
+def bootstrap_ci(values: Sequence[float], stat: Callable = np.median, n: int = N_BOOT, seed: int = SEED,
+                 level: float = 0.95) -> tuple[float, float, float]:
+    """(stat(values), low, high) for any statistic that takes ``axis=`` (medians of timings, quantiles)."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    samples = stat(x[_indexes(x.size, n, seed)], axis=1)
+    return (float(stat(x)), *_interval(np.asarray(samples, dtype=float), 1 - level))
+
+
+def fmt_ci(values: Sequence[float], stat: Callable = np.median, digits: int = 3) -> str:
+    """``value (95% CI low-high, n=N)`` for printed benchmark lines."""
+    value, low, high = bootstrap_ci(values, stat)
+    return f"{value:.{digits}g} (95% CI {low:.{digits}g}-{high:.{digits}g}, n={len(values)})"

@@ -176,3 +176,14 @@ def test_evaluate_modules_load_from_local_paths_offline(tmp_path, monkeypatch):
     assert rl.compute(predictions=["blue sky"], references=[["blue sky", "red"]])["rouge_l"] == pytest.approx(1.0, abs=1e-6)
     with pytest.raises(ValueError):
         evaluate_module_path("nope")
+
+
+def test_bootstrap_ci_for_any_statistic_with_axis():
+    import numpy as np
+
+    from hicbench.stats import bootstrap_ci, fmt_ci
+
+    value, low, high = bootstrap_ci([1.0, 2.0, 3.0, 100.0], np.median)
+    assert value == 2.5 and low <= value <= high
+    assert all(math.isnan(v) for v in bootstrap_ci([]))
+    assert fmt_ci([1.0, 1.0, 1.0], np.mean) == "1 (95% CI 1-1, n=3)"
