@@ -147,3 +147,11 @@ def test_a_nondeterministic_method_fails_the_null_control_even_with_a_tree_cache
         report = open(update_cost_report(ds, run, str(tmp_path / "out"))[0], encoding="utf-8").read()
         assert "Null-edit control FAILED for: jittery" in report
         assert all(i.cost.ratio == 0.0 for i in run.items if i.method == "fixed:32")
+
+
+def test_spread_sample_covers_the_whole_id_range():
+    from hicbench.updatecost.runner import spread_sample
+
+    ids = [f"a{i:02d}" for i in range(10)]
+    assert spread_sample(ids, 3) == ["a00", "a03", "a06"]
+    assert spread_sample(ids, None) == ids and spread_sample(ids, 50) == ids

@@ -58,6 +58,13 @@ class UpdateCostRun:
     encoder_inputs: str
 
 
+def spread_sample(ids: list[str], k: int | None) -> list[str]:
+    """``k`` ids evenly spaced over the sorted list (all when ``k`` is None or large), so every source is sampled."""
+    if not k or k >= len(ids):
+        return ids
+    return [ids[(i * len(ids)) // k] for i in range(k)]
+
+
 def dataset_edits(dataset: Dataset, doc_ids: list[str], kinds: list[str], seed: int) -> dict[tuple[str, str], Edit | None]:
     """The same edits for every method: (doc id, kind) -> edit (None when it does not apply)."""
     out: dict[tuple[str, str], Edit | None] = {}
@@ -76,7 +83,7 @@ def run_update_cost(dataset: Dataset, specs: list[MethodSpec], tokenizer: Tokeni
                     encoder_inputs: EncoderInputs | None = None, cache: TreeCache | None = None) -> UpdateCostRun:
     kinds = list(kinds or EDIT_KINDS)
     encoder_inputs = encoder_inputs or default_encoder_inputs()
-    doc_ids = sorted(dataset.docs)[: max_docs if max_docs else None]
+    doc_ids = spread_sample(sorted(dataset.docs), max_docs)
     if not doc_ids:
         raise HichunkError(f"{dataset.name}: no documents")
     edits = dataset_edits(dataset, doc_ids, kinds, seed)

@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _data_args(u)
     u.add_argument("--methods", default="fixed,recursive,cdc,semantic,HC200", help="comma-separated methods")
     u.add_argument("--edits", default=None, help="comma-separated edit kinds (default: all)")
-    u.add_argument("--max-docs", type=int, default=None, help="use only the first N documents (by id)")
+    u.add_argument("--max-docs", type=int, default=None, help="use N documents evenly spaced over the sorted ids (default: all)")
     u.add_argument("--seed", type=int, default=0, help="seed for edit positions and inserted text")
     _common_args(u)
     u.set_defaults(handler=run_update_cost_cli)
