@@ -81,6 +81,7 @@ class RagItem:
     rouge_l: float | None = None
     fact_cov: float | None = None
     n_facts: int = 0
+    doc_tokens: int = 0  # the whole document's tokens: a budget at least this large holds all of it
 
     def all_found(self, budget: int) -> bool:
         return self.error is None and self.n_evidence > 0 and self.hits.get(budget) == self.n_evidence
@@ -122,6 +123,7 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], backend: Backend, tokeniz
         raise HichunkError(f"{len(no_evidence)} questions have no evidence (e.g. {no_evidence[0]}); evidence recall needs it")
     needed = sorted({q.doc_id for q in questions})
     docs = {d: dataset.docs[d].parse() for d in needed}
+    doc_tokens = {d: tokenizer.count(doc.clean) for d, doc in docs.items()}
     scorers = [EvidenceScorer(q.evidences, settings.punctuation, settings.glue_context) for q in questions]
     qvecs = backend.embed_queries([q.input for q in questions])
     items: dict[str, list[RagItem]] = {}
@@ -136,7 +138,7 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], backend: Backend, tokeniz
             out = []
             for qi, q in enumerate(tqdm(questions, desc=f"retrieving {spec.label}", unit="q",
                                         disable=not settings.progress, file=sys.stderr)):
-                item = RagItem(spec.label, q, n_evidence=len(q.evidences))
+                item = RagItem(spec.label, q, n_evidence=len(q.evidences), doc_tokens=doc_tokens[q.doc_id])
                 if q.doc_id not in handles:
                     item.error = chunked[q.doc_id].error or "document not chunked"
                     item.recall = {b: 0.0 for b in settings.budgets}  # a failure scores as a miss
@@ -172,8 +174,10 @@ def _answer(item: RagItem, context: str, settings: RagSettings, lang: str | None
     item.fact_cov, item.n_facts = cov.coverage, cov.n_facts
 
 
-def _recalls(items: list[RagItem], budget: int, qtype: str | None = None) -> list[float]:
-    return [i.recall[budget] for i in items if qtype is None or i.qa.type == qtype]
+def _recalls(items: list[RagItem], budget: int, qtype: str | None = None, longer: bool = False) -> list[float]:
+    """ERec at ``budget`` (of one question type; with ``longer``, only where the document exceeds the budget)."""
+    return [i.recall[budget] for i in items
+            if (qtype is None or i.qa.type == qtype) and (not longer or i.doc_tokens > budget)]
 
 
 def rag_report(dataset: Dataset, run: RagRun, settings: RagSettings, out_dir: str,
@@ -190,7 +194,9 @@ def rag_report(dataset: Dataset, run: RagRun, settings: RagSettings, out_dir: st
              "in percent, mean over questions with a 95% bootstrap interval (2000 resamples, seed 0); 'all found' "
              "counts questions whose evidence is entirely in the context. Each question ranks only the leaves of "
              f"its own document (top {settings.top_k}). Evidence matching: punctuation={settings.punctuation}, "
-             f"'. ' glued in contexts too: {settings.glue_context}.\n")
+             f"'. ' glued in contexts too: {settings.glue_context}. A document no longer than the budget fits "
+             "whole into the context, so every method finds all its evidence; the last two columns keep only "
+             "questions whose document is longer than the budget.\n")
     if dataset.manifest and dataset.manifest.get("maker") == "hichunk bench make":
         text += ("\nThese questions were made from the documents' headings (T1: one section; T2: sibling "
                  "sections) and their text names those headings, so they favour chunkers that follow the "
@@ -200,18 +206,20 @@ def rag_report(dataset: Dataset, run: RagRun, settings: RagSettings, out_dir: st
         text += "\nFailed items (scored as 0): " + ", ".join(f"{m}: {k}" for m, k in failures.items()) + "\n"
     for budget in settings.budgets:
         rows = []
+        n_long = sum(i.doc_tokens > budget for i in run.items[base])
         for m in labels:
             its = run.items[m]
             row = [m, fmt_estimate(mean_ci(_recalls(its, budget)))]
             row += [fmt_estimate(mean_ci(_recalls(its, budget, t))) for t in types]
-            found = sum(i.all_found(budget) for i in its)
-            row += [f"{found}/{len(its)}"]
-            if m != base:
-                row.append(fmt_diff(paired_diff_ci(_recalls(its, budget), _recalls(run.items[base], budget))))
-            else:
-                row.append("(baseline)")
+            row += [f"{sum(i.all_found(budget) for i in its)}/{len(its)}"]
+            row.append(fmt_diff(paired_diff_ci(_recalls(its, budget), _recalls(run.items[base], budget)))
+                       if m != base else "(baseline)")
+            row.append(fmt_estimate(mean_ci(_recalls(its, budget, longer=True))))
+            row.append(fmt_diff(paired_diff_ci(_recalls(its, budget, longer=True), _recalls(run.items[base], budget, longer=True)))
+                       if m != base else "(baseline)")
             rows.append(row)
-        cols = ["method", "ERec all"] + [f"ERec {t}" for t in types] + ["all found", f"diff vs {base} (pp)"]
+        cols = (["method", "ERec all"] + [f"ERec {t}" for t in types] + ["all found", f"diff vs {base} (pp)",
+                f"ERec, doc > {budget} tok (n={n_long})", f"diff vs {base}, doc > {budget} tok"])
         text += f"\n## Budget {budget} tokens\n\n" + table(cols, rows) + "\n"
     text += "\n## Where a method does not beat the baseline\n\n" + _losses(run, settings.budgets, base) + "\n"
     paths = []
@@ -230,7 +238,7 @@ def rag_report(dataset: Dataset, run: RagRun, settings: RagSettings, out_dir: st
                                for b in settings.budgets} for m in labels},
                "items": [{"method": i.method, "qid": i.qa.qid, "doc_id": i.qa.doc_id, "type": i.qa.type,
                           "recall": {str(b): r for b, r in i.recall.items()}, "hits": {str(b): h for b, h in i.hits.items()},
-                          "n_evidence": i.n_evidence, "error": i.error, "answer": i.answer, "rouge_l": i.rouge_l,
+                          "n_evidence": i.n_evidence, "doc_tokens": i.doc_tokens, "error": i.error, "answer": i.answer, "rouge_l": i.rouge_l,
                           "fact_cov": i.fact_cov, "n_facts": i.n_facts}
                          for m in labels for i in run.items[m]]}
     return (*write_report(out_dir, text, results), *paths)
@@ -244,10 +252,11 @@ def _losses(run: RagRun, budgets: list[int], base: str) -> str:
         if spec.label == base:
             continue
         for budget in budgets:
-            d = paired_diff_ci(_recalls(run.items[spec.label], budget), _recalls(b_items, budget))
-            if d.value <= 0:
-                lines.append(f"- {spec.label} does not beat {base} at {budget} tokens: "
-                             f"{100 * d.value:+.2f} points [{100 * d.low:+.2f}, {100 * d.high:+.2f}].")
+            for longer, what in ((False, "all questions"), (True, f"documents longer than {budget} tokens")):
+                d = paired_diff_ci(_recalls(run.items[spec.label], budget, longer=longer), _recalls(b_items, budget, longer=longer))
+                if d.n and d.value <= 0:
+                    lines.append(f"- {spec.label} does not beat {base} at {budget} tokens ({what}, n={d.n}): "
+                                 f"{100 * d.value:+.2f} points [{100 * d.low:+.2f}, {100 * d.high:+.2f}].")
     return "\n".join(lines) or f"Every method's mean ERec is above {base}'s at every budget (see the intervals above)."
 
 
