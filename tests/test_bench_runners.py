@@ -194,3 +194,17 @@ def test_tree_cache_reuses_trees_between_runs(bench_dir, tmp_path, tokenizer, mo
     # another leaf size is another key
     with pytest.raises(AssertionError, match="chunked again"):
         run_chunking(ds, parse_methods("structure:64"), tokenizer, progress=False, cache=cache)
+
+
+def test_tree_meta_sums_per_document_counts():
+    from types import SimpleNamespace
+
+    from hicbench.runners.chunk import Chunked, tree_meta
+
+    def tree(**meta):
+        return SimpleNamespace(meta=meta)
+
+    got = tree_meta({"a": Chunked("a", tree(model="m", errors=1, windows=2, leaf_tokens=200, path=[1]), 0.1),
+                     "b": Chunked("b", tree(model="m", errors=0, windows=5, leaf_tokens=200), 0.1),
+                     "c": Chunked("c", None, 0.1, "failed")})
+    assert got == {"model": "m", "errors (sum over documents)": 1, "windows (sum over documents)": 7, "leaf_tokens": 200}

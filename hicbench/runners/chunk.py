@@ -107,8 +107,17 @@ def chunk_all(docs: dict[str, Document], spec: MethodSpec, tokenizer: Tokenizer,
 
 
 def tree_meta(chunked: dict[str, Chunked]) -> dict:
-    """The settings a method's trees were made with (first successful tree's meta)."""
-    for c in chunked.values():
-        if c.tree is not None:
-            return {k: v for k, v in c.tree.meta.items() if isinstance(v, (str, int, float, bool)) or v is None}
-    return {}
+    """The settings a method's trees were made with; per-document counts (model windows, parse errors) summed."""
+    metas = [c.tree.meta for c in chunked.values() if c.tree is not None]
+    out: dict = {}
+    for key in dict.fromkeys(k for m in metas for k in m):
+        values = [m.get(key) for m in metas]
+        if not all(v is None or isinstance(v, (str, int, float, bool)) for v in values):
+            continue
+        if all(v == values[0] for v in values):
+            out[key] = values[0]
+        elif all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            out[f"{key} (sum over documents)"] = sum(values)
+        else:
+            out[key] = "varies"
+    return out
