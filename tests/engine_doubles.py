@@ -49,3 +49,8 @@ def oracle(levels: dict[str, int]) -> Callable[[Window], str]:
         return format_answer(ChunkStart(i, levels[t], True) for i, t in enumerate(window.lines) if t in levels)
 
     return answer
+
+
+def load_scripted(settings) -> ScriptedModel:
+    """A registry loader (``models.registry.MODELS`` entry) giving a model that starts a chunk on line 0."""
+    return ScriptedModel(["0, Level One, True"], window_tokens=settings.window_tokens or 100)

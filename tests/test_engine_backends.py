@@ -284,3 +284,27 @@ def test_cli_with_an_endpoint(tmp_path, capsys):
     code = main(["-q", "chunk", str(src), "--endpoint", f"http://127.0.0.1:{port}", "--model-name", "m", "--retries", "0", "--no-cache"])
     assert code == 2
     assert "connection refused (is the server running?)" in capsys.readouterr().err
+
+
+def test_fast_token_count_matches_the_tokenizer(tiny_model):
+    assert tiny_model.count_tokens(DOC) == len(tiny_model.tokenizer(DOC, add_special_tokens=False)["input_ids"])
+
+
+def test_endpoint_takes_the_chat_template_of_a_local_tokenizer(tiny_lm, tokenizer):
+    from models.registry import ModelSettings, load_endpoint
+
+    model = load_endpoint("http://127.0.0.1:9", "m", tokenizer, template_from=tiny_lm)
+    assert model.wrap("X") == "<|im_start|>user\nX<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    plain = load_endpoint("http://127.0.0.1:9", "m", tokenizer, ModelSettings(chat_template=False))
+    assert plain.wrap("X") == "X" and plain.name != model.name
+
+
+def test_registered_models_load_by_name_and_the_default_registers_with_one_line(monkeypatch, tmp_path):
+    from models import registry
+
+    monkeypatch.setitem(registry.MODELS, "scripted", "engine_doubles:load_scripted")
+    assert registry.load_model("scripted", registry.ModelSettings(window_tokens=77)).window_tokens == 77
+    monkeypatch.setitem(registry.MODELS, registry.DEFAULT_MODEL, "engine_doubles:load_scripted")
+    src = tmp_path / "a.txt"
+    src.write_text("First sentence here. Second sentence here.\n", encoding="utf-8")
+    assert main(["-q", "chunk", str(src), "--method", "hichunk", "--no-cache", "--format", "splits", "-o", str(tmp_path / "o.json")]) == 0

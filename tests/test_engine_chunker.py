@@ -68,6 +68,18 @@ def test_hints_use_keeps_headings_and_adds_model_starts_below_them(tokenizer):
     assert "".join(t for t, _ in tree.split_texts()) == DOC
 
 
+def test_hints_use_leaves_fallback_starts_out(tokenizer):
+    doc = parse_document(DOC, "markdown")
+    garbage = chunk_document(doc, "hichunk", ChunkOptions(hints="use", tokenizer=tokenizer),
+                             model=ScriptedModel(["no idea"], window_tokens=40))
+    assert garbage.meta["errors"] == garbage.meta["windows"] > 1
+    structure = chunk_document(doc, "structure", ChunkOptions(tokenizer=tokenizer))
+    assert list(garbage.split_texts()) == list(structure.split_texts())
+    plain = parse_document(DOC, "text")  # no explicit headings: fallbacks stay, as in the reference
+    kept = chunk_document(plain, "hichunk", ChunkOptions(hints="use", tokenizer=tokenizer), model=ScriptedModel(["no idea"], window_tokens=40))
+    assert len(kept.splits) == kept.meta["windows"]
+
+
 def test_merge_with_headings_rule():
     heads = [Boundary(10, 1, True), Boundary(50, 2, True)]
     predicted = [Boundary(0, 2), Boundary(5, 3), Boundary(10, 4), Boundary(20, 2), Boundary(30, 4), Boundary(60, 9)]

@@ -10,6 +10,7 @@ built over the raw text, so chunks rebuild the document byte for byte.
 
 from __future__ import annotations
 
+import logging
 from typing import Callable
 
 from hichunk.chunkers.base import ChunkOptions
@@ -21,6 +22,8 @@ from hichunk.tree.build import Boundary, build_tree
 from hichunk.tree.levels import fold_levels, merge_over_chunk
 from hichunk.tree.model import ChunkTree
 from models.protocol import SplitPointModel
+
+log = logging.getLogger(__name__)
 
 
 class HichunkChunker:
@@ -45,7 +48,11 @@ class HichunkChunker:
         units = model_units(doc, sentences)
         report = None if self.on_window is None else (lambda record: self.on_window(doc.name, record))
         result = infer_points([u.text for u in units], self.model, self.settings, self.cache, report, self.progress)
-        bounds = [Boundary(units[u].offset, level, title) for u, (level, title) in sorted(result.points.items())]
+        # With explicit headings in use, a fallback start says nothing about the text: leave it out.
+        skip = result.fallbacks if self.options.hints == "use" and doc.headings else set()
+        bounds = [Boundary(units[u].offset, level, title) for u, (level, title) in sorted(result.points.items()) if u not in skip]
+        log.info("%s: %d windows, %d fell back to one level-1 start, %d from the prediction cache",
+                 doc.name, len(result.windows), result.errors, result.cache_hits)
         summary = {"model": self.model.name, "window_tokens": self.settings.window_tokens or self.model.window_tokens,
                    "recurrent": self.settings.recurrent, "windows": len(result.windows), "errors": result.errors}
         return bounds, summary

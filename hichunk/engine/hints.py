@@ -13,7 +13,8 @@ The rule, kept simple on purpose:
   dropped; the markup wins.
 
 So the markup decides the outline, and the model adds structure only inside
-stretches of text that the markup leaves flat.
+stretches of text that the markup leaves flat. Fallback starts (a window whose
+answer could not be used) are not predictions and are left out by the caller.
 """
 
 from __future__ import annotations

@@ -87,6 +87,7 @@ class EngineResult:
 
     points: dict[int, tuple[int, bool]]  # unit -> (level, title)
     windows: list[WindowRecord] = field(default_factory=list)
+    fallbacks: set[int] = field(default_factory=set)  # units whose start is a fallback, not a prediction
 
     @property
     def errors(self) -> int:
@@ -186,6 +187,8 @@ def infer_points(
             else:
                 action, nxt, keep = CONTINUE, start + filled.n_new, mapped
             points.update(keep)
+            if status != OK:
+                result.fallbacks.add(start)
             residual = []
             if action == CONTINUE and settings.recurrent == 2:
                 residual = residual_units(points, nxt, budget // 2, counter.lines, settings.residual_steps)
