@@ -93,12 +93,12 @@ def _run_windows(model, texts: list[str]) -> dict[int, int]:
 class ModelChunker:
     """A split-point model run over a document's sentences, into a chunk tree."""
 
-    def __init__(self, model, name: str):
+    def __init__(self, model, name: str, tokenizer=None):
         from hichunk.tokens import load_tokenizer
 
         self.model = model
         self.name = name
-        self.tokenizer = load_tokenizer()
+        self.tokenizer = tokenizer or load_tokenizer()
 
     def chunk(self, doc: Document) -> ChunkTree:
         from hichunk.sentences import split_sentences
@@ -112,14 +112,16 @@ class ModelChunker:
         return build_tree(doc, bounds, self.tokenizer, sentences, 200, {"method": self.name})
 
 
-def make_chunker(method: str, model_dir: str | None):
+def make_chunker(method: str, model_dir: str | None, window: int | None = None):
     """The chunker for a benchmark method name (None when it is not available here)."""
     from hichunk.chunkers import METHODS, ChunkOptions, get_chunker
 
     if method == "encoder":
         from models.encoder import load_encoder
 
-        return ModelChunker(load_encoder(model_dir), "encoder")
+        model = load_encoder(model_dir)
+        model.window_tokens = window or model.window_tokens
+        return ModelChunker(model, "encoder")
     if method == "rules":
         from models.rules import HeadingRules
 
@@ -129,13 +131,14 @@ def make_chunker(method: str, model_dir: str | None):
     return get_chunker(method, ChunkOptions(hints="ignore"))
 
 
-def evaluate(docs: list[CorpusDoc], methods: list[str], model_dir: str | None, progress: bool = True) -> dict[str, MethodResult]:
+def evaluate(docs: list[CorpusDoc], methods: list[str], model_dir: str | None, window: int | None = None,
+             progress: bool = True) -> dict[str, MethodResult]:
     """Run every available method over ``docs``."""
     from tqdm import tqdm
 
     out: dict[str, MethodResult] = {}
     for method in methods:
-        chunker = make_chunker(method, model_dir)
+        chunker = make_chunker(method, model_dir, window)
         if chunker is None:
             log.warning("method %s is not available here; skipped", method)
             continue
@@ -207,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", nargs="+", default=[*MODEL_METHODS, *BASELINES],
                     help="methods to run (default: encoder, rules and every structure-free baseline available)")
     ap.add_argument("--model", help="encoder model folder (default: the shipped weights)")
+    ap.add_argument("--window", type=int, help="encoder window in lines (default: the model's own)")
     ap.add_argument("--limit", type=int, help="only the first N documents (quick checks)")
     ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
     ap.add_argument("--json", help="also write the rows here")
@@ -218,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
 
         torch.set_num_threads(1)
         docs = list(load_split(args.corpus, args.split))[: args.limit]
-        results = evaluate(docs, args.methods, args.model, progress=not args.quiet)
+        results = evaluate(docs, args.methods, args.model, args.window, progress=not args.quiet)
     except HichunkError as exc:
         print(f"split_eval: error: {exc}", file=sys.stderr)
         return 2

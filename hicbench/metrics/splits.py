@@ -70,19 +70,17 @@ def count_splits(gt_levels: Iterable[int], chunks: Iterable[tuple[int | None, in
 
 
 def chunks_from_points(points: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """(first line, level) of every chunk made by split points, as the reference assembles them.
+    """(first line, level) of every chunk made by split points, as hichunk builds chunk trees.
 
-    Text before the first point is a level-1 chunk; a point on line 0 is
-    ignored (the first chunk is always level 1); of several points on one line
-    the first given wins.
+    Text before the first point is a level-1 chunk; a point on line 0 gives the
+    first chunk its level (the reference code forced level 1 there); of several
+    points on one line the first given wins.
     """
-    out = [(0, 1)]
-    seen = {0}
-    for line, level in sorted(points, key=lambda p: p[0]):
-        if line not in seen:
-            seen.add(line)
-            out.append((line, level))
-    return out
+    out: dict[int, int] = {}
+    for line, level in points:
+        out.setdefault(line, level)
+    out.setdefault(0, 1)
+    return sorted(out.items())
 
 
 def count_line_points(line_levels: Sequence[int], points: Iterable[tuple[int, int]]) -> SplitCounts:

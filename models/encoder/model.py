@@ -31,6 +31,7 @@ class DecodeConfig:
 
     threshold: float = 0.5  # a line starts a chunk when P(start) >= threshold
     max_jump: int = 0  # > 0: a start may be at most this many levels deeper than the previous start
+    compact: bool = False  # close gaps between the levels used in a window ({1, 3, 4} -> {1, 2, 3})
 
 
 @dataclass
@@ -60,22 +61,34 @@ def count_lines(text: str) -> int:
     return len(text.splitlines())
 
 
+def _compact(levels: list[int]) -> dict[int, int]:
+    """Level map that closes gaps above the shallowest level used: {1, 3, 4} -> {1: 1, 3: 2, 4: 3}."""
+    used = sorted(set(levels))
+    out: dict[int, int] = {}
+    for i, lv in enumerate(used):
+        out[lv] = lv if i == 0 else out[used[i - 1]] + 1
+    return out
+
+
 def decode_levels(probs: np.ndarray, n_residual: int, cfg: DecodeConfig) -> list[ChunkStart]:
-    """Chunk starts on the window's new lines from per-line level probabilities [n, 1 + max_level]."""
+    """Chunk starts on the window's new lines from per-line level probabilities [n, 1 + max_level].
+
+    Residual lines take part in the decoding (their starts give the level
+    context) but only starts on new lines are returned.
+    """
     p_start = 1.0 - probs[:, 0]
-    levels = probs[:, 1:].argmax(axis=1) + 1
-    starts: list[ChunkStart] = []
+    best = probs[:, 1:].argmax(axis=1) + 1
+    lines, levels = [], []
     prev = 0
-    for i in range(len(probs)):
-        if p_start[i] < cfg.threshold:
-            continue
-        level = int(levels[i])
+    for i in np.flatnonzero(p_start >= cfg.threshold):
+        level = int(best[i])
         if cfg.max_jump > 0 and prev > 0:
             level = min(level, prev + cfg.max_jump)
         prev = level
-        if i >= n_residual:
-            starts.append(ChunkStart(i, level, True))
-    return starts
+        lines.append(int(i))
+        levels.append(level)
+    remap = _compact(levels) if cfg.compact else {}
+    return [ChunkStart(i, remap.get(lv, lv), True) for i, lv in zip(lines, levels) if i >= n_residual]
 
 
 class EncoderModel:
