@@ -205,3 +205,18 @@ def test_a_150k_word_document_goes_window_by_window(shipped):
 
     _chunk(Counting(), text)
     assert len(calls) > 5 and any(calls[1:])  # several windows, later ones with residual lines
+
+
+def test_train_command_line_runs_a_tiny_job(tiny_corpus, tmp_path, capsys):
+    import argparse
+
+    from hichunk.cli.train import register
+    from models.train.__main__ import main
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "cli"), "--max-steps", "1", "-q"])
+    assert args.handler(args) == 0
+    assert (tmp_path / "cli" / "weights.pt").exists()
+    assert main(["--corpus", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"), "-q"]) == 2
+    assert "error" in capsys.readouterr().err
