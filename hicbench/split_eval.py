@@ -63,53 +63,20 @@ def score_tree(doc: Document, tree: ChunkTree) -> SplitCounts:
     return count_splits([level for _, level in doc.headings], chunks)
 
 
-def _run_windows(model, texts: list[str]) -> dict[int, int]:
-    """Chunk starts (unit -> level) by the engine's window loop: restart rule and residual lines."""
-    from models.protocol import Window
-    from models.train.samples import residual_indices
-
-    points: dict[int, int] = {}
-    start, residual, n, size = 0, [], len(texts), model.window_tokens
-    while start < n:
-        new = range(start, min(n, start + max(1, size - len(residual))))
-        lines = tuple(texts[i] for i in residual) + tuple(texts[i] for i in new)
-        last = new[-1] == n - 1
-        pred = model.predict(Window(lines, len(residual), last))
-        mapped = {new[0] + s.line - len(residual): s.level for s in pred.starts if s.line >= len(residual)}
-        level1 = sorted(u for u, lv in mapped.items() if lv == 1)
-        if last:
-            points.update(mapped)
-            break
-        if len(level1) >= 2:
-            start, residual = level1[-1], []
-            points.update({u: lv for u, lv in mapped.items() if u <= start})
-        else:
-            start = new[-1] + 1
-            points.update(mapped)
-            residual = residual_indices(tuple(points.get(i, 0) for i in range(start)), start, size)
-    return points
-
-
 class ModelChunker:
-    """A split-point model run over a document's sentences, into a chunk tree."""
+    """A split-point model run through the engine over a document's sentences, heading markers hidden."""
 
     def __init__(self, model, name: str, tokenizer=None):
+        from hichunk.chunkers import ChunkOptions
+        from hichunk.chunkers.hichunk import HichunkChunker
         from hichunk.tokens import load_tokenizer
 
         self.model = model
         self.name = name
-        self.tokenizer = tokenizer or load_tokenizer()
+        self._chunker = HichunkChunker(ChunkOptions(hints="ignore", tokenizer=tokenizer or load_tokenizer()), model=model)
 
     def chunk(self, doc: Document) -> ChunkTree:
-        from hichunk.sentences import split_sentences
-        from hichunk.tree.build import Boundary, build_tree
-        from models.train.samples import unit_texts
-
-        sentences = split_sentences(doc)
-        units, texts = unit_texts(doc, sentences)
-        points = _run_windows(self.model, texts)
-        bounds = [Boundary(sentences[units[u]].start, level, True) for u, level in sorted(points.items())]
-        return build_tree(doc, bounds, self.tokenizer, sentences, 200, {"method": self.name})
+        return self._chunker.chunk(doc)
 
 
 def make_chunker(method: str, model_dir: str | None, window: int | None = None):

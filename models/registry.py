@@ -2,14 +2,14 @@
 
 ``load_model(spec)`` accepts a registered name, a local Hugging Face model
 directory or a hub id (a causal LM, run with ``HFCausalLM``). ``spec=None``
-means the default model; until one registers under ``DEFAULT_MODEL`` there is
-none and the caller gets a clear error. A model registers with one line in
-``MODELS``: ``"name": "package.module:loader"``, where ``loader(settings)``
-returns a ``SplitPointModel``.
+means the default model, ``DEFAULT_MODEL`` (the shipped offline encoder). A
+model registers with one line in ``MODELS``: ``"name": "package.module:loader"``,
+where ``loader(settings)`` returns a ``SplitPointModel``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 from dataclasses import dataclass
@@ -18,10 +18,11 @@ from hichunk.errors import HichunkError
 from hichunk.tokens import Tokenizer
 from models.protocol import SplitPointModel
 
-DEFAULT_MODEL = "default"
-
 # name -> "module:function(settings) -> SplitPointModel"
-MODELS: dict[str, str] = {}
+MODELS: dict[str, str] = {
+    "encoder": "models.registry:shipped_encoder",
+}
+DEFAULT_MODEL = "encoder"
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,23 @@ class ModelSettings:
     chat_template: bool = True  # generative models: wrap the window text in a chat template
     device: str = "auto"
     dtype: str = "auto"
+
+
+def shipped_encoder(settings: ModelSettings):
+    """The offline default: the encoder model whose weights ship with hichunk.
+
+    Its name gets a fingerprint of the weight files, so cached predictions of
+    older weights are never reused.
+    """
+    from models.encoder.model import CONFIG_FILE, SHIPPED_DIR, WEIGHTS_FILE, load_encoder
+
+    model = load_encoder()
+    digest = hashlib.sha256()
+    for name in (CONFIG_FILE, WEIGHTS_FILE):
+        with open(os.path.join(SHIPPED_DIR, name), "rb") as fh:
+            digest.update(fh.read())
+    model.name = f"{model.name}#{digest.hexdigest()[:12]}"
+    return model
 
 
 def load_model(spec: str | None = None, settings: ModelSettings | None = None) -> SplitPointModel:

@@ -118,9 +118,12 @@ def test_cli_with_a_local_model_writes_splits_and_a_trace(tiny_lm, tiny_window, 
     assert {json.loads(line)["cache"] for line in trace.read_text(encoding="utf-8").splitlines()} == {"off"}
 
 
-def test_cli_hichunk_needs_a_model(tmp_path, capsys):
+def test_cli_model_errors_are_one_line(tmp_path, capsys, monkeypatch):
+    from models import registry
+
     src = tmp_path / "a.txt"
     src.write_text("Hello there. General Kenobi.\n", encoding="utf-8")
+    monkeypatch.delitem(registry.MODELS, registry.DEFAULT_MODEL)
     assert main(["-q", "chunk", str(src), "--method", "hichunk"]) == 2
     assert "no default split-point model" in capsys.readouterr().err
     assert main(["-q", "chunk", str(src), "--method", "fixed", "--model", "x"]) == 2

@@ -96,7 +96,13 @@ def test_relative_headings_shift_to_level1():
     assert relative_headings(parse_document("plain\ntext\n", "text")) == []
 
 
-def test_hichunk_without_a_model_is_a_clear_error():
+def test_hichunk_defaults_to_the_shipped_encoder(tokenizer, monkeypatch):
+    tree = chunk_document(parse_document(DOC, "markdown"), "hichunk", ChunkOptions(hints="ignore", tokenizer=tokenizer))
+    assert tree.meta["model"].startswith("hichunk-encoder#") and tree.meta["errors"] == 0
+    assert "".join(t for t, _ in tree.split_texts()) == DOC
+    from models import registry
+
+    monkeypatch.delitem(registry.MODELS, registry.DEFAULT_MODEL)
     with pytest.raises(HichunkError, match="no default split-point model"):
         get_chunker("hichunk")
 

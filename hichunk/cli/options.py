@@ -39,7 +39,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     """Options of the model-based method ``hichunk`` (split points predicted by a model)."""
     group = parser.add_argument_group("model (method hichunk; --model or --endpoint selects it)")
     group.add_argument("--model", metavar="NAME",
-                       help="split-point model: a registered name, or a Hugging Face causal LM directory or hub id")
+                       help="split-point model: a registered name (encoder: the shipped offline model, the default "
+                       "of --method hichunk), or a Hugging Face causal LM directory or hub id")
     group.add_argument("--endpoint", metavar="URL",
                        help="an OpenAI-compatible completions server (e.g. vLLM at http://127.0.0.1:8000) serving the model; "
                        "windows are measured with --tokenizer (default: the offline tokenizer)")

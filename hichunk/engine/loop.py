@@ -191,7 +191,7 @@ def infer_points(
                 result.fallbacks.add(start)
             residual = []
             if action == CONTINUE and settings.recurrent == 2:
-                residual = residual_units(points, nxt, budget // 2, counter.lines, settings.residual_steps)
+                residual = residual_units(points, nxt, (budget - 1) // 2, counter.lines, settings.residual_steps)
 
             record = WindowRecord(
                 window=len(result.windows), first=start, new_lines=filled.n_new, residual_lines=r,

@@ -4,7 +4,8 @@ The current level-1 segment runs from the last level-1 start found so far (the
 document start when there is none) to the end of the window just read. Its
 level-2 starts cut it into clips; the residual lines are the first lines of the
 first ``pre`` and the last ``post`` clips, at most ``per_clip`` lines each. When
-they take more than ``limit`` tokens the next, smaller setting is tried
+they take more than ``limit`` tokens (the engine allows less than half of the
+window's line budget) the next, smaller setting is tried
 ((2, 3, 20), then (1, 2, 15), as in the reference code), and after the last one
 no lines are carried. Unlike the reference code, which compared characters
 with half the window's tokens, the limit is measured in the model's tokens.

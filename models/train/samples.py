@@ -14,18 +14,16 @@ current level-1 segment in front; residual lines are context only (no loss).
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass, replace
 
 from hicbench.data.corpus import CorpusDoc
 from hicbench.data.numbering import strip_heading_number
 from hichunk.document import Document, parse_document
-from hichunk.sentences import Sentence, split_sentences, truncate_for_model
-from hichunk.tree.build import heading_title
+from hichunk.engine.residual import residual_units
+from hichunk.engine.units import model_units
+from hichunk.sentences import Sentence, split_sentences
 
 IGNORE = -100  # label of lines that carry no loss (residual context)
-_BREAKS = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
-RESIDUAL_PLANS = ((2, 3, 20), (1, 2, 15))  # (first clips, last clips, lines per clip), as in the engine
 
 
 @dataclass(frozen=True)
@@ -50,21 +48,9 @@ class Sample:
 
 
 def unit_texts(doc: Document, sentences: list[Sentence]) -> tuple[list[int], list[str]]:
-    """Sentence index and model-input text of every sentence a model is shown.
-
-    As the engine shows them: heading markers hidden, line breaks as spaces,
-    truncated; sentences left empty are not shown.
-    """
-    units, texts = [], []
-    for i, s in enumerate(sentences):
-        raw = doc.clean[s.start : s.end]
-        if doc.lines[s.line].heading:
-            raw = heading_title(raw)
-        text = truncate_for_model(_BREAKS.sub(" ", raw).strip())
-        if text:
-            units.append(i)
-            texts.append(text)
-    return units, texts
+    """Sentence index and model-input text of every sentence a model is shown (``hichunk.engine.model_units``)."""
+    units = model_units(doc, sentences)
+    return [u.sentence for u in units], [u.text for u in units]
 
 
 def model_lines(doc: Document) -> tuple[list[str], list[int]]:
@@ -154,23 +140,13 @@ def augment(doc: LabelledDoc, rng: random.Random, policy: AugmentPolicy) -> Labe
 # -- engine-like windows ---------------------------------------------------------
 
 def residual_indices(levels: tuple[int, ...], next_start: int, window: int) -> list[int]:
-    """Lines carried into the next window: clips of the current level-1 segment (first and last ones).
+    """Lines carried into the next window, by the engine's rule (``hichunk.engine.residual_units``).
 
-    The segment runs from the last level-1 start before ``next_start`` (or 0)
-    to ``next_start``; level-2 starts cut it into clips; at most ``first`` +
-    ``last`` clips are kept, at most ``per_clip`` lines from each start. When
-    that takes half the window or more, a smaller plan is tried, then none.
+    ``levels`` gives each line's chunk-start level (0: none); a window is
+    counted in lines, and the residual lines must take less than half of it.
     """
-    seg = max((i for i in range(next_start) if levels[i] == 1), default=0)
-    cuts = [i for i in range(seg + 1, next_start) if levels[i] == 2]
-    edges = [seg, *cuts, next_start]
-    clips = list(zip(edges, edges[1:]))
-    for first, last, per_clip in RESIDUAL_PLANS:
-        kept = clips if len(clips) <= first + last else clips[:first] + clips[-last:]
-        out = [i for a, b in kept for i in range(a, min(b, a + per_clip))]
-        if len(out) < window / 2:
-            return out
-    return []
+    points = {i: (lv, True) for i, lv in enumerate(levels[:next_start]) if lv}
+    return residual_units(points, next_start, (window - 1) // 2, len)
 
 
 def windows(doc: LabelledDoc, window: int) -> list[Sample]:
