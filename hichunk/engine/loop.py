@@ -162,7 +162,7 @@ def infer_points(
 
     from tqdm import tqdm
 
-    with tqdm(total=n, desc="windows", unit="line", disable=not progress or n == 0, leave=False) as bar:
+    with tqdm(total=n, desc="windows", unit="line", disable=not progress or n == 0, leave=False, delay=2) as bar:
         while start < n:
             filled = fill_window(start, n, residual, budget, counter)
             r = len(filled.residual)
