@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories ('-' reads standard input)")
     p.add_argument("--format", default="tree", choices=FORMATS, help="output format (default: tree)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
-    add_chunk_options(p, default_method=None)
+    add_chunk_options(p, default_method="hichunk")
     add_model_options(p)
     add_input_options(p)
     p.set_defaults(handler=run)
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from hichunk.chunkers import get_chunker
 
     paths = collect_inputs(args.paths)
-    method = args.method or ("hichunk" if args.model or args.endpoint else "structure")
+    method = args.method
     with ExitStack() as stack:
         extra = _model_run(args, stack) if method == "hichunk" else {}
         if method != "hichunk" and (args.model or args.endpoint):

@@ -21,7 +21,8 @@ def add_chunk_options(parser: argparse.ArgumentParser, default_method: str) -> N
 
     group = parser.add_argument_group("chunking")
     group.add_argument("--method", default=default_method, choices=list(METHODS),
-                       help=f"chunking method (default: {default_method or 'hichunk with --model or --endpoint, else structure'})")
+                       help=f"chunking method (default: {default_method}; hichunk = the split-point model, "
+                       "the shipped offline one unless --model/--endpoint is given)")
     group.add_argument("--hints", default="use", choices=["use", "ignore"],
                        help="use: trust explicit headings in Markdown/HTML/reST; ignore: infer structure from content")
     group.add_argument("--leaf-tokens", type=_leaf_size, default=200, metavar="N",
