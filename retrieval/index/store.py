@@ -28,7 +28,7 @@ import os
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Iterable
 
 import numpy as np
@@ -139,7 +139,11 @@ class Index:
     @classmethod
     def create(cls, path: str, config: IndexConfig | None = None, exist_ok: bool = True) -> "Index":
         """A new empty index at ``path`` (or the existing one, which must have the same config)."""
+        from retrieval.embedders import DEFAULT_EMBEDDER
+        from hichunk.tokens import DEFAULT_TOKENIZER
+
         config = config or IndexConfig()
+        config = replace(config, embedder=config.embedder or DEFAULT_EMBEDDER, tokenizer=config.tokenizer or DEFAULT_TOKENIZER)
         _check_method(config.method)
         if os.path.exists(os.path.join(path, MANIFEST)):
             index = cls.open(path)
@@ -222,7 +226,7 @@ class Index:
 
     # -- writing -------------------------------------------------------------------
     def add(self, documents: Iterable[tuple[str, Callable[[], Document]]], progress: bool = False,
-            source_of: Callable[[str], str] | None = None) -> UpdateReport:
+            source_of: Callable[[str], str] | None = None, group_size: int = DOCS_PER_GROUP) -> UpdateReport:
         """Add or update documents given as ``(doc id, loader)``; one commit at the end.
 
         A document whose source bytes are unchanged is skipped. For updated
@@ -243,9 +247,9 @@ class Index:
             hits0, encoded0, secs0 = embedder.hits, embedder.encoded, embedder.encode_seconds
             staged: list[_Staged] = []
             bar = tqdm(total=len(items), desc="indexing", unit="doc", disable=not progress, file=_stderr())
-            for start in range(0, len(items), DOCS_PER_GROUP):
+            for start in range(0, len(items), group_size):
                 group = []
-                for doc_id, loader in items[start : start + DOCS_PER_GROUP]:
+                for doc_id, loader in items[start : start + group_size]:
                     try:
                         doc = loader()
                         data = doc.text.encode("utf-8", "surrogatepass")
@@ -259,7 +263,7 @@ class Index:
                     except HichunkError as exc:
                         report.docs.append(DocReport(doc_id, "failed", error=str(exc)))
                         log.error("%s: %s", doc_id, exc)
-                bar.update(min(DOCS_PER_GROUP, len(items) - start))
+                bar.update(min(group_size, len(items) - start))
                 if not group:
                     continue
                 vectors = embedder.embed_passages([t for g in group for t in g[4]])
@@ -288,6 +292,14 @@ class Index:
                 self._commit(staged, removed=set())
         report.seconds = time.perf_counter() - started
         return report
+
+    def add_paths(self, paths: Iterable[str], progress: bool = False, group_size: int = DOCS_PER_GROUP) -> UpdateReport:
+        """Add or update the documents at ``paths`` (files, or directories walked for known types)."""
+        from hichunk.cli.inputs import collect_inputs
+        from hichunk.document import load_document
+
+        found = collect_inputs(list(paths))
+        return self.add([(doc_id_for(p), (lambda p=p: load_document(p))) for p in found], progress, group_size=group_size)
 
     def remove(self, doc_ids: Iterable[str]) -> UpdateReport:
         report = UpdateReport()
