@@ -31,6 +31,38 @@ def _require(module: str, dist: str):
         raise HichunkError(f"this embedder needs the {dist!r} package (pip install {dist})") from exc
 
 
+_REMOVED_MODULE = "transformers.modeling_attn_mask_utils"
+
+
+def _removed_helper(*args, **kwargs):
+    raise ImportError(f"{_REMOVED_MODULE} does not exist in this transformers version")
+
+
+def import_flagembedding():
+    """FlagEmbedding, importable under transformers 5.
+
+    FlagEmbedding 1.4.2 imports ``transformers.modeling_attn_mask_utils`` (gone
+    in transformers 5) at package import, for its decoder-only rerankers only.
+    hichunk uses its encoder embedders, so that module is stood in for by one
+    whose every helper raises if it is ever called.
+    """
+    import importlib
+    import sys
+    import types
+
+    try:
+        return importlib.import_module("FlagEmbedding")
+    except ModuleNotFoundError as exc:
+        if exc.name != _REMOVED_MODULE:
+            raise HichunkError("this embedder needs the 'FlagEmbedding' package (pip install FlagEmbedding)") from exc
+    for name in [m for m in sys.modules if m == "FlagEmbedding" or m.startswith("FlagEmbedding.")]:
+        del sys.modules[name]
+    shim = types.ModuleType(_REMOVED_MODULE)
+    shim.__getattr__ = lambda name: _removed_helper
+    sys.modules[_REMOVED_MODULE] = shim
+    return importlib.import_module("FlagEmbedding")
+
+
 def resolve_model_path(name_or_path: str) -> str:
     """A local directory for a model: the path itself, or a hub id found in the local HF cache."""
     if os.path.isdir(name_or_path):
@@ -107,7 +139,7 @@ class FlagEmbedder(BatchedEmbedder):
     def __init__(self, name_or_path: str, m3: bool = True, query_instruction: str | None = None,
                  batch_size: int = 32, max_length: int = 512, fp16: bool = False, device: str = "cpu"):
         super().__init__(batch_size)
-        flag = _require("FlagEmbedding", "FlagEmbedding")
+        flag = import_flagembedding()
         path = resolve_model_path(name_or_path)
         common = dict(use_fp16=fp16, devices=[device], batch_size=batch_size, query_max_length=max_length,
                       passage_max_length=max_length, normalize_embeddings=True)
@@ -124,7 +156,8 @@ class FlagEmbedder(BatchedEmbedder):
 
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         encode = self.model.encode_queries if is_query else self.model.encode_corpus
-        out = encode(texts, batch_size=len(texts), max_length=self.max_length)
+        # one batch (ours, length-sorted); a batch size above the count keeps FlagEmbedding's bars off
+        out = encode(texts, batch_size=len(texts) + 1, max_length=self.max_length)
         if isinstance(out, dict):
             out = out["dense_vecs"]
         return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
