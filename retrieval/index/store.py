@@ -193,8 +193,12 @@ class Index:
         entry = self.docs.get(doc)
         if entry is None:
             raise HichunkError(f"no document {doc!r} in the index")
-        with open(os.path.join(self.path, entry["tree"]), "rb") as fh:
-            return from_dict(json.loads(fh.read()))
+        try:
+            with open(os.path.join(self.path, entry["tree"]), "rb") as fh:
+                return from_dict(json.loads(fh.read()))
+        except FileNotFoundError:
+            raise HichunkError(f"{self.path}: the index changed while it was open (another process committed); "
+                               "open it again") from None
 
     def view(self, doc: str, tokenizer=None):
         """The search view of a document's tree (cached), sizes in ``tokenizer`` (default: the tree's)."""
@@ -300,6 +304,24 @@ class Index:
 
         found = collect_inputs(list(paths))
         return self.add([(doc_id_for(p), (lambda p=p: load_document(p))) for p in found], progress, group_size=group_size)
+
+    def add_embedded(self, items: Iterable[tuple[str, ChunkTree, np.ndarray]], source: str = "") -> None:
+        """Add trees whose leaf vectors were computed elsewhere (rows in leaf order, normalised); one commit.
+
+        For users with their own encoder pipeline, and for benchmarks that need large pools.
+        """
+        staged = []
+        for doc_id, tree, vectors in items:
+            nodes = np.fromiter((n.id for n in tree.nodes if n.kind == LEAF), dtype=np.int32)
+            if vectors.shape[0] != len(nodes):
+                raise HichunkError(f"{doc_id}: {vectors.shape[0]} vectors for {len(nodes)} leaves")
+            data = json.dumps(to_dict(tree), ensure_ascii=False).encode("utf-8", "surrogatepass")
+            staged.append(_Staged(doc_id, data, np.asarray(vectors, dtype=np.float32), nodes, source or tree.name,
+                                  _sha256(tree.text.encode("utf-8", "surrogatepass"))))
+        with self._lock():
+            self._reload()
+            if staged:
+                self._commit(staged, removed=set())
 
     def remove(self, doc_ids: Iterable[str]) -> UpdateReport:
         report = UpdateReport()
