@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from hicbench.reference_code import DEFAULT_SNAPSHOT, PieceTokenizer, load_reference_algo, to_reference_leaves
-from hicbench.stats import bootstrap_ci, fmt_ci
+from hicbench.stats import fmt_ci
 
 
 def _trees(corpus: str, split: str, limit: int | None):

@@ -89,7 +89,7 @@ def reference_example():
 
 def test_reference_mode_only_child_and_character_threshold():
     tree = reference_example()
-    section, h, ab, cd = 1, 2, 4, 7
+    section, h, ab = 1, 2, 4
     lv = leaf_ids(tree)
     res = run(tree, [1, 2, 3, 0, 4], 40, mode="reference")
     # leaf 0 is an only child, so its split H enters; S then has AB and H: 57 chars >= 56
@@ -177,3 +177,17 @@ def test_budget_is_never_exceeded(data, budget, mode, fill, auto_merge, order):
     for p in res.passages:
         assert p.text in tree.clean if mode == "paper" else True
 
+
+
+def test_budget_in_another_tokenizer(guide_md):
+    from hichunk.chunkers import ChunkOptions, chunk_document
+    from hichunk.document import parse_document
+
+    tree = chunk_document(parse_document(guide_md * 3, "markdown", "g"), "structure", ChunkOptions(leaf_tokens=12))
+    view = TreeView.build("g", tree, TOK)  # the tree counted in XLM-R tokens; the budget is in words
+    assert view.tokens(0) == sum(TOK.count(t) for t in view.texts) != tree.root.tokens
+    candidates = [("g", leaf, 0.0) for leaf in reversed(view.leaf_ids)]
+    for mode in ("paper", "reference"):
+        options = FillOptions(budget=30, mode=mode)
+        res = assemble("q", fill_context(candidates, lambda d: view, options, TOK), lambda d: view, options, TOK)
+        assert TOK.count(res.context) <= 30 and res.passages

@@ -230,7 +230,7 @@ class Index:
 
     # -- writing -------------------------------------------------------------------
     def add(self, documents: Iterable[tuple[str, Callable[[], Document]]], progress: bool = False,
-            source_of: Callable[[str], str] | None = None, group_size: int = DOCS_PER_GROUP) -> UpdateReport:
+            group_size: int = DOCS_PER_GROUP) -> UpdateReport:
         """Add or update documents given as ``(doc id, loader)``; one commit at the end.
 
         A document whose source bytes are unchanged is skipped. For updated
@@ -277,8 +277,7 @@ class Index:
                     n = len(inputs)
                     nodes = np.fromiter((node.id for node in tree.nodes if node.kind == LEAF), dtype=np.int32, count=n)
                     tree_bytes = json.dumps(to_dict(tree), ensure_ascii=False).encode("utf-8", "surrogatepass")
-                    staged.append(_Staged(doc_id, tree_bytes, vectors[row : row + n], nodes,
-                                          source_of(doc_id) if source_of else doc.name, sha))
+                    staged.append(_Staged(doc_id, tree_bytes, vectors[row : row + n], nodes, doc.name, sha))
                     row += n
                     entry = DocReport(doc_id, "updated" if old else "added", n, int(missed[row - n : row].sum()))
                     if old is not None:
@@ -303,7 +302,7 @@ class Index:
         from hichunk.document import load_document
 
         found = collect_inputs(list(paths))
-        return self.add([(doc_id_for(p), (lambda p=p: load_document(p))) for p in found], progress, group_size=group_size)
+        return self.add([(doc_id_for(p), (lambda p=p: load_document(p))) for p in found], progress, group_size)
 
     def add_embedded(self, items: Iterable[tuple[str, ChunkTree, np.ndarray]], source: str = "") -> None:
         """Add trees whose leaf vectors were computed elsewhere (rows in leaf order, normalised); one commit.
