@@ -43,8 +43,13 @@ def search_vector(index, vector: np.ndarray, query: str = "", options: FillOptio
             row = real(r)
             yield names[row_doc[row]], int(row_node[row]), float(scores[r])
 
-    def view(doc: str) -> TreeView:
-        return index.view(doc, tokenizer)
+    views: dict[str, TreeView] = {}
+
+    def view(doc: str) -> TreeView:  # the walk asks often; the index's cache is shared across queries
+        found = views.get(doc)
+        if found is None:
+            found = views[doc] = index.view(doc, tokenizer)
+        return found
 
     result = fill_context(candidates(), view, options, tokenizer)
     return assemble(query, result, view, options, tokenizer)
