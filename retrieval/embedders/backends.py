@@ -57,8 +57,13 @@ def import_flagembedding():
             raise HichunkError("this embedder needs the 'FlagEmbedding' package (pip install FlagEmbedding)") from exc
     for name in [m for m in sys.modules if m == "FlagEmbedding" or m.startswith("FlagEmbedding.")]:
         del sys.modules[name]
+    def helper(name: str):
+        if name.startswith("__"):  # module metadata (__file__, __path__ ...) stays absent
+            raise AttributeError(name)
+        return _removed_helper
+
     shim = types.ModuleType(_REMOVED_MODULE)
-    shim.__getattr__ = lambda name: _removed_helper
+    shim.__getattr__ = helper
     sys.modules[_REMOVED_MODULE] = shim
     return importlib.import_module("FlagEmbedding")
 
