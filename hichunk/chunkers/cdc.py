@@ -31,21 +31,23 @@ def gear_hash(ids: np.ndarray) -> np.ndarray:
     return h
 
 
-def candidate_tokens(text: str, tokenizer: Tokenizer, bits: int) -> tuple[list[int], list[int]]:
+def candidate_tokens(text: str, tokenizer: Tokenizer, bits: int) -> tuple[np.ndarray, list[int]]:
     """Token start offsets of the whole text, and the indexes of tokens whose hash qualifies."""
-    all_starts: list[int] = []
+    all_starts: list[np.ndarray] = []
     candidates: list[int] = []
+    seen = 0
     history = np.zeros(0, dtype=np.int64)
     shift = np.uint64(64 - bits)
+    dtype = np.int32 if len(text) < 2**31 else np.int64
     for offset, piece in windows(text):
         ids, starts = tokenizer.encode(piece)
         context = np.concatenate([history, ids])
         h = gear_hash(context)[len(history) :]
-        hits = np.nonzero((h >> shift) == 0)[0]
-        candidates.extend((hits + len(all_starts)).tolist())
-        all_starts.extend((starts + offset).tolist())
+        candidates.extend((np.nonzero((h >> shift) == 0)[0] + seen).tolist())
+        all_starts.append((starts + offset).astype(dtype))
+        seen += len(ids)
         history = context[-(_HASH_SPAN - 1) :]
-    return all_starts, candidates
+    return np.concatenate([np.zeros(0, dtype=dtype), *all_starts]), candidates
 
 
 def cdc_cuts(text: str, tokenizer: Tokenizer, min_tokens: int, max_tokens: int, avg_extra: int) -> list[int]:
@@ -68,7 +70,7 @@ def cdc_cuts(text: str, tokenizer: Tokenizer, min_tokens: int, max_tokens: int, 
         cut_tokens.append(last)
     cuts: list[int] = []
     for t in cut_tokens:
-        pos = cut_after_space(text, starts[t])
+        pos = cut_after_space(text, int(starts[t]))
         if 0 < pos < len(text) and (not cuts or pos > cuts[-1]):
             cuts.append(pos)
     return cuts

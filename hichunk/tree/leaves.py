@@ -7,6 +7,7 @@ is cut to fill it, so a heading always travels with the start of its body.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from hichunk.tokens import Tokenizer, cut_after_space
@@ -40,11 +41,11 @@ def pack_leaves(clean: str, units: list[Unit], limit: int, tokenizer: Tokenizer)
     """Leaves (start, end, tokens) covering ``units`` (which must be contiguous), each at most ``limit`` tokens."""
     if not units:
         return []
+    sizes = _unit_sizes(clean, units, tokenizer)
     cuts: list[int] = []  # leaf starts after the first
     used = 0  # tokens in the current leaf
     only_headings = True  # current leaf holds nothing but headings (or nothing)
-    for unit in units:
-        size = tokenizer.count(clean[unit.start : unit.end])
+    for unit, size in zip(units, sizes):
         if used and used + size > limit and not only_headings:
             cuts.append(unit.start)
             used, only_headings = 0, True
@@ -60,6 +61,14 @@ def pack_leaves(clean: str, units: list[Unit], limit: int, tokenizer: Tokenizer)
     bounds = [units[0].start, *cuts, units[-1].end]
     spans, counts = enforce_limit(clean, [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a], limit, tokenizer)
     return [(a, b, n) for (a, b), n in zip(spans, counts)]
+
+
+def _unit_sizes(clean: str, units: list[Unit], tokenizer: Tokenizer) -> list[int]:
+    """Token count of each unit from one tokenisation of the whole span (exact counts come later)."""
+    base = units[0].start
+    starts = [base + int(s) for s in tokenizer.starts(clean[base : units[-1].end])]
+    bounds = [bisect_left(starts, u.start) for u in units] + [len(starts)]
+    return [b - a for a, b in zip(bounds, bounds[1:])]
 
 
 def enforce_limit(clean: str, spans: list[tuple[int, int]], limit: int, tokenizer: Tokenizer) -> tuple[list[tuple[int, int]], list[int]]:
