@@ -16,6 +16,7 @@ METHODS: dict[str, str] = {
     "recursive": "hichunk.chunkers.recursive:RecursiveChunker",
     "cdc": "hichunk.chunkers.cdc:CDCChunker",
     "hichunk": "hichunk.chunkers.hichunk:HichunkChunker",
+    "semantic": "hichunk.chunkers.semantic:SemanticChunker",
 }
 
 
