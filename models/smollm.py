@@ -20,6 +20,7 @@ import shutil
 import tempfile
 
 from hichunk.errors import HichunkError
+from hichunk.paths import cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,7 @@ def gguf_path() -> str:
 
 def models_cache_dir() -> str:
     """``$XDG_CACHE_HOME/hichunk/models`` (``~/.cache`` when unset)."""
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "hichunk", "models")
+    return cache_dir("models")
 
 
 def smollm2_dir(cache_dir: str | None = None) -> str:

@@ -19,14 +19,14 @@ import os
 import sqlite3
 
 from models.protocol import Window
+from hichunk.paths import cache_dir
 
 log = logging.getLogger(__name__)
 
 
 def default_cache_path() -> str:
     """``$XDG_CACHE_HOME/hichunk/predictions/predictions.sqlite`` (``~/.cache`` when unset)."""
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "hichunk", "predictions", "predictions.sqlite")
+    return os.path.join(cache_dir("predictions"), "predictions.sqlite")
 
 
 def window_key(model_name: str, window: Window) -> str:
