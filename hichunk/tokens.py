@@ -143,8 +143,17 @@ def cut_after_space(text: str, pos: int, limit: int | None = None) -> int:
 
 
 def load_tokenizer(name: str | None = None) -> Tokenizer:
-    """Tokenizer by name: ``blingfire:<model>`` (offline), or an HF directory / hub id. Cached."""
-    return _load_tokenizer(name or DEFAULT_TOKENIZER)
+    """Tokenizer by name: ``blingfire:<model>`` (offline), or an HF directory / hub id. Cached.
+
+    A name that cannot be loaded raises ``HichunkError`` with a one-line reason.
+    """
+    from hichunk.errors import HichunkError
+
+    try:
+        return _load_tokenizer(name or DEFAULT_TOKENIZER)
+    except (OSError, ValueError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        raise HichunkError(f"cannot load the tokenizer {name!r}: {reason}") from None
 
 
 @lru_cache(maxsize=8)

@@ -17,7 +17,15 @@ MAX_LEVEL = 10
 
 
 class ParseError(ValueError):
-    """A model answer that cannot be read as chunk starts (the engine counts it and falls back)."""
+    """A model answer that cannot be read as chunk starts (the engine counts it and falls back).
+
+    ``raw`` keeps the unreadable answer so traces and the prediction cache can
+    record what the model said.
+    """
+
+    def __init__(self, message: str, raw: str | None = None):
+        super().__init__(message)
+        self.raw = raw
 
 
 @dataclass(frozen=True, slots=True)

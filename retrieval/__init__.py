@@ -1,0 +1,19 @@
+"""Retrieval: embedders, a persistent index, greedy budget fill with Auto-Merge.
+
+    from retrieval import Index, IndexConfig, FillOptions
+
+    index = Index.create("./idx", IndexConfig())          # or Index.open("./idx")
+    index.add_paths(["docs/"])
+    result = index.search("how do I ...?", FillOptions(budget=4096))
+    print(result.context)
+    for p in result.passages:
+        print(p.doc, p.path, (p.start, p.end), p.score, p.merged)
+"""
+
+from retrieval.embedders import DEFAULT_EMBEDDER, load_embedder
+from retrieval.index import DEFAULT_METHOD, Index, IndexConfig, UpdateReport
+from retrieval.inputs import encoder_inputs
+from retrieval.search import FillOptions, Passage, SearchResult
+
+__all__ = ["DEFAULT_EMBEDDER", "DEFAULT_METHOD", "FillOptions", "Index", "IndexConfig", "Passage", "SearchResult",
+           "UpdateReport", "encoder_inputs", "load_embedder"]

@@ -82,7 +82,7 @@ def test_structure_max_level_and_merge(guide_md, tokenizer):
     assert [level for _, level in merged.split_texts()] == [1, 1]
 
 
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", [m for m in METHODS if m != "hichunk"])  # hichunk needs a model: test_engine*.py
 def test_every_method_is_deterministic_and_lossless(method, guide_md, tokenizer):
     doc = parse_document(guide_md, "markdown")
     a = chunk_document(doc, method, ChunkOptions(leaf_tokens=16, tokenizer=tokenizer))

@@ -56,7 +56,7 @@ def check_tree(tree, text, leaf_tokens, tokenizer, flat):
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=documents(), fmt=st.sampled_from(["markdown", "text", "html", "rst", "groff"]), leaf_tokens=st.sampled_from([8, 13, 50]), data=st.data())
 def test_every_chunker_is_lossless_bounded_and_deterministic(text, fmt, leaf_tokens, tokenizer, data):
-    method = data.draw(st.sampled_from(list(METHODS)))
+    method = data.draw(st.sampled_from([m for m in METHODS if m != "hichunk"]))  # hichunk needs a model: test_engine*.py
     opts = ChunkOptions(leaf_tokens=leaf_tokens, tokenizer=tokenizer, merge_over_chunk=data.draw(st.booleans()),
                         max_level=data.draw(st.integers(1, 10)))
     doc = parse_document(text, fmt, "prop")

@@ -31,6 +31,7 @@ from typing import Iterator
 
 from hichunk.errors import HichunkError
 from hichunk.hashing import file_sha256
+from hichunk.paths import cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +91,7 @@ class FetchedPackage:
 
 def default_cache_dir() -> str:
     """``${XDG_CACHE_HOME:-~/.cache}/hichunk/debian``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "hichunk", "debian")
+    return cache_dir("debian")
 
 
 def _run(cmd: list[str], cwd: str | None = None) -> str:

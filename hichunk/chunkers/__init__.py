@@ -15,20 +15,23 @@ METHODS: dict[str, str] = {
     "fixed": "hichunk.chunkers.fixed:FixedChunker",
     "recursive": "hichunk.chunkers.recursive:RecursiveChunker",
     "cdc": "hichunk.chunkers.cdc:CDCChunker",
+    "hichunk": "hichunk.chunkers.hichunk:HichunkChunker",
+    "semantic": "hichunk.chunkers.semantic:SemanticChunker",
 }
 
 
-def get_chunker(method: str, options: ChunkOptions | None = None) -> Chunker:
-    """The chunker for a method name (see ``METHODS``)."""
+def get_chunker(method: str, options: ChunkOptions | None = None, **extra) -> Chunker:
+    """The chunker for a method name (see ``METHODS``); ``extra`` goes to chunkers that take more
+    (``hichunk``: model, engine settings, prediction cache, trace callback, progress)."""
     if method not in METHODS:
         raise HichunkError(f"unknown chunking method {method!r} (choose from {', '.join(METHODS)})")
     module, cls = METHODS[method].split(":")
-    return getattr(importlib.import_module(module), cls)(options or ChunkOptions())
+    return getattr(importlib.import_module(module), cls)(options or ChunkOptions(), **extra)
 
 
-def chunk_document(doc: Document, method: str = "structure", options: ChunkOptions | None = None) -> ChunkTree:
+def chunk_document(doc: Document, method: str = "structure", options: ChunkOptions | None = None, **extra) -> ChunkTree:
     """Chunk a loaded document with the named method."""
-    return get_chunker(method, options).chunk(doc)
+    return get_chunker(method, options, **extra).chunk(doc)
 
 
 __all__ = ["METHODS", "ChunkOptions", "Chunker", "chunk_document", "get_chunker"]

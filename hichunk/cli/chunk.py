@@ -6,9 +6,10 @@ import argparse
 import json
 import logging
 import sys
+from contextlib import ExitStack
 
 from hichunk.cli.inputs import collect_inputs
-from hichunk.cli.options import add_chunk_options, add_input_options, chunk_options_from, load_input
+from hichunk.cli.options import add_chunk_options, add_input_options, add_model_options, chunk_options_from, load_input
 from hichunk.errors import HichunkError
 
 log = logging.getLogger("hichunk")
@@ -30,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories ('-' reads standard input)")
     p.add_argument("--format", default="tree", choices=FORMATS, help="output format (default: tree)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
-    add_chunk_options(p, default_method="structure")
+    add_chunk_options(p, default_method="hichunk")
+    add_model_options(p)
     add_input_options(p)
     p.set_defaults(handler=run)
 
@@ -41,21 +43,50 @@ def run(args: argparse.Namespace) -> int:
     from hichunk.chunkers import get_chunker
 
     paths = collect_inputs(args.paths)
-    chunker = get_chunker(args.method, chunk_options_from(args))
-    results: list[tuple[str, object]] = []
-    failures = 0
-    for path in tqdm(paths, desc="chunking", unit="doc", disable=args.quiet or len(paths) < 5, file=sys.stderr):
-        try:
-            results.append((path, chunker.chunk(load_input(path, args))))
-        except HichunkError as exc:
-            failures += 1
-            print(f"hichunk: error: {exc}", file=sys.stderr)
+    method = args.method
+    with ExitStack() as stack:
+        extra = _model_run(args, stack) if method == "hichunk" else {}
+        if method != "hichunk" and (args.model or args.endpoint):
+            raise HichunkError(f"--model and --endpoint only apply to the hichunk method, not {method}")
+        chunker = get_chunker(method, chunk_options_from(args), **extra)
+        results: list[tuple[str, object]] = []
+        failures = 0
+        for path in tqdm(paths, desc="chunking", unit="doc", disable=args.quiet or len(paths) < 5, file=sys.stderr):
+            try:
+                results.append((path, chunker.chunk(load_input(path, args))))
+            except HichunkError as exc:
+                failures += 1
+                print(f"hichunk: error: {exc}", file=sys.stderr)
     if not results:
         return 2
     _write(results, args)
     if failures:
         log.warning("%d of %d documents failed", failures, len(paths))
     return 1 if failures else 0
+
+
+def _model_run(args: argparse.Namespace, stack: ExitStack) -> dict:
+    """Model, engine settings, prediction cache and trace writer for the hichunk method."""
+    from hichunk.cli.options import model_from
+    from hichunk.engine import EngineSettings, PredictionCache
+
+    extra: dict = {"model": model_from(args), "settings": EngineSettings(window_tokens=args.window, recurrent=args.recurrent),
+                   "progress": not args.quiet}
+    if not args.no_cache:
+        extra["cache"] = PredictionCache()
+        stack.callback(extra["cache"].close)
+    if args.trace:
+        try:
+            trace = stack.enter_context(open(args.trace, "w", encoding="utf-8"))
+        except OSError as exc:
+            raise HichunkError(f"{args.trace}: cannot write the trace ({exc.strerror})") from None
+
+        def write(doc: str, record) -> None:
+            trace.write(json.dumps({"doc": doc, **record.to_dict()}, ensure_ascii=False) + "\n")
+            trace.flush()
+
+        extra["on_window"] = write
+    return extra
 
 
 def _write_splits(results: list[tuple[str, object]], out) -> None:

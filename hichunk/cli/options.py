@@ -21,7 +21,8 @@ def add_chunk_options(parser: argparse.ArgumentParser, default_method: str) -> N
 
     group = parser.add_argument_group("chunking")
     group.add_argument("--method", default=default_method, choices=list(METHODS),
-                       help=f"chunking method (default: {default_method})")
+                       help=f"chunking method (default: {default_method}; hichunk = the split-point model, "
+                       "the shipped offline one unless --model/--endpoint is given)")
     group.add_argument("--hints", default="use", choices=["use", "ignore"],
                        help="use: trust explicit headings in Markdown/HTML/reST; ignore: infer structure from content")
     group.add_argument("--leaf-tokens", type=_leaf_size, default=200, metavar="N",
@@ -31,7 +32,72 @@ def add_chunk_options(parser: argparse.ArgumentParser, default_method: str) -> N
     group.add_argument("--merge-over-chunk", action="store_true",
                        help="merge a chunk with the deeper chunks after it when together they fit in one leaf")
     group.add_argument("--tokenizer", default=None, metavar="NAME",
-                       help="tokenizer for sizes: a Hugging Face directory or hub id (default: offline XLM-R via blingfire)")
+                       help="tokenizer for sizes, and for windows with --endpoint: a Hugging Face directory or hub id "
+                       "(default: offline XLM-R via blingfire)")
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Options of the model-based method ``hichunk`` (split points predicted by a model)."""
+    group = parser.add_argument_group("model (method hichunk; --model or --endpoint selects it)")
+    group.add_argument("--model", metavar="NAME",
+                       help="split-point model: a registered name (encoder: the shipped offline model, the default "
+                       "of --method hichunk), or a Hugging Face causal LM directory or hub id")
+    group.add_argument("--endpoint", metavar="URL",
+                       help="an OpenAI-compatible completions server (e.g. vLLM at http://127.0.0.1:8000) serving the model; "
+                       "windows are measured with --tokenizer (default: the offline tokenizer)")
+    group.add_argument("--model-name", metavar="NAME", help="the served model's name (with --endpoint)")
+    group.add_argument("--retries", type=int, default=3, metavar="N",
+                       help="with --endpoint: retry a failed request N times, pausing 1, 2, 4 ... s (default: 3)")
+    group.add_argument("--window", type=_positive, metavar="L",
+                       help="window size in model tokens (default: the model's own, 16384 for generative models)")
+    group.add_argument("--prompt-file", metavar="FILE",
+                       help="instruction for generative models, read byte for byte (e.g. the one a released model was trained with)")
+    group.add_argument("--recurrent", type=int, choices=[1, 2], default=2,
+                       help="2: carry residual lines from the current level-1 segment into the next window; 1: never (default: 2)")
+    group.add_argument("--max-new-tokens", type=_positive, default=4096, metavar="N",
+                       help="answer length limit of generative models (default: 4096)")
+    group.add_argument("--strict-empty", action="store_true",
+                       help="treat an empty answer as a parse error, as the reference code does (default: no chunk starts)")
+    group.add_argument("--no-chat-template", action="store_true", help="send the window text without a chat template")
+    group.add_argument("--device", default="auto", help="where a local model runs: auto, cpu, cuda, cuda:1 ... (default: auto)")
+    group.add_argument("--dtype", default="auto", choices=["auto", "bf16", "fp16", "fp32"],
+                       help="weights of a local model (default: bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU)")
+    group.add_argument("--trace", metavar="FILE",
+                       help="write one JSON line per window: input size, answer, status, time, cache hit or miss")
+    group.add_argument("--no-cache", action="store_true",
+                       help="do not read or write the prediction cache (default: $XDG_CACHE_HOME/hichunk/predictions)")
+
+
+def model_from(args: argparse.Namespace):
+    """The split-point model the options name (None: the registered default)."""
+    from hichunk.errors import HichunkError
+    from models.prompt import load_instruction
+    from models.registry import ModelSettings, load_endpoint, load_model
+
+    settings = ModelSettings(window_tokens=args.window, max_new_tokens=args.max_new_tokens,
+                             instruction=load_instruction(args.prompt_file) if args.prompt_file else None,
+                             strict_empty=args.strict_empty, chat_template=not args.no_chat_template,
+                             device=args.device, dtype=args.dtype)
+    if args.endpoint:
+        if args.model:
+            raise HichunkError("give --model or --endpoint, not both")
+        if not args.model_name:
+            raise HichunkError("--endpoint needs --model-name (the name the server serves the model under)")
+        from hichunk.tokens import load_tokenizer
+
+        hf_tokenizer = args.tokenizer if args.tokenizer and not args.tokenizer.startswith("blingfire:") else None
+        return load_endpoint(args.endpoint, args.model_name, load_tokenizer(args.tokenizer), settings, hf_tokenizer,
+                             args.retries)
+    if args.model_name:
+        raise HichunkError("--model-name only applies with --endpoint")
+    return load_model(args.model, settings)
+
+
+def _positive(value: str) -> int:
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be a positive number")
+    return n
 
 
 def _leaf_size(value: str) -> int:

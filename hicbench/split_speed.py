@@ -1,0 +1,99 @@
+"""Chunking speed of the encoder model on a document of a given size, in-process and per process.
+
+    python -m hicbench.split_speed --corpus /work/data/corpus --words 8500
+
+The document is made of test-split documents of one language, concatenated
+until it has ``--words`` words (Chinese: characters). In-process timing covers
+parse, sentences, features, prediction and tree, with the model already
+loaded; the per-process timing runs ``python -m hicbench.split_speed --once``
+in a fresh interpreter (imports, model load, everything) and reports its wall
+time. Medians over ``--repeats`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from hicbench.data.corpus import load_split
+
+
+def build_document(corpus: str, lang: str, words: int) -> str:
+    """Markdown of test documents of ``lang`` joined until ``words`` words (zh: characters)."""
+    parts, total = [], 0
+    for d in load_split(corpus, "test"):
+        if d.lang != lang:
+            continue
+        parts.append(d.markdown)
+        total += d.n_chars if lang == "zh" else d.n_words
+        if total >= words:
+            break
+    return "\n\n".join(parts)
+
+
+def chunk_once(markdown: str, model, tokenizer) -> int:
+    """Chunk one document with the encoder model (hints ignored); returns the number of chunks."""
+    from hicbench.split_eval import ModelChunker
+    from hichunk.document import parse_document
+
+    return len(ModelChunker(model, "encoder", tokenizer).chunk(parse_document(markdown, "markdown")).splits)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m hicbench.split_speed", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", default="/work/data/corpus")
+    ap.add_argument("--words", type=int, default=8500)
+    ap.add_argument("--lang", default="en", choices=("en", "zh"))
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--model", help="encoder model folder (default: shipped weights)")
+    ap.add_argument("--once", metavar="FILE", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+
+    import torch
+
+    torch.set_num_threads(1)
+    from hichunk.tokens import load_tokenizer
+    from models.encoder import load_encoder
+
+    if args.once:
+        with open(args.once, encoding="utf-8") as fh:
+            chunk_once(fh.read(), load_encoder(args.model), load_tokenizer())
+        return 0
+    markdown = build_document(args.corpus, args.lang, args.words)
+    t0 = time.perf_counter()
+    model = load_encoder(args.model)
+    load_s = time.perf_counter() - t0
+    tokenizer = load_tokenizer()
+    chunk_once(markdown, model, tokenizer)  # warm-up: lazy loads
+    inproc = []
+    for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        n_chunks = chunk_once(markdown, model, tokenizer)
+        inproc.append(time.perf_counter() - t0)
+    with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as fh:
+        fh.write(markdown)
+    proc = []
+    try:
+        cmd = [sys.executable, "-m", "hicbench.split_speed", "--once", fh.name] + (["--model", args.model] if args.model else [])
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            subprocess.run(cmd, check=True)
+            proc.append(time.perf_counter() - t0)
+    finally:
+        os.unlink(fh.name)
+    size = len(markdown.split()) if args.lang == "en" else sum(1 for c in markdown if not c.isspace())
+    print(json.dumps({"lang": args.lang, "words": size, "chunks": n_chunks, "model_load_s": round(load_s, 3),
+                      "in_process_s_median": round(statistics.median(inproc), 3),
+                      "in_process_s_per_10k_words": round(statistics.median(inproc) / size * 10000, 3),
+                      "process_s_median": round(statistics.median(proc), 3), "repeats": args.repeats}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

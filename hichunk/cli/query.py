@@ -1,0 +1,113 @@
+"""``hichunk query``: retrieve a context for a question from an index, Auto-Merge on by default."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from hichunk.errors import HichunkError, InputError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "query", help="retrieve a token-budgeted context from an index",
+        description="Rank the index's leaves by similarity to the question, fill the token budget and merge "
+        "retrieved siblings into their parent section (Auto-Merge). Prints the context, or JSON with the passages "
+        "and their provenance.",
+        epilog="--queries FILE reads JSON lines with a \"query\" key (other keys are copied to the output); "
+        "one JSON object per query is written in input order. Exit codes: 0 all queries answered, 1 some failed "
+        "(each has an \"error\" key), 2 usage error or nothing answered. With --queries the output is always JSON lines.")
+    p.add_argument("query", nargs="?", help="the question (or use --queries)")
+    p.add_argument("--index", required=True, metavar="DIR", help="index directory")
+    p.add_argument("--queries", metavar="FILE", help="JSON lines with a \"query\" key ('-' reads standard input)")
+    p.add_argument("--budget", type=_positive, default=4096, metavar="T", help="context size in tokens (default: 4096)")
+    p.add_argument("--no-auto-merge", action="store_true", help="plain greedy fill with leaves only")
+    p.add_argument("--mode", default="paper", choices=["paper", "reference"],
+                   help="Auto-Merge rule: the paper's (tokens) or the published code's variant (default: paper)")
+    p.add_argument("--fill", default="truncate", choices=["truncate", "whole"],
+                   help="a passage that does not fit: cut it at the budget, or skip it and try the next (default: truncate)")
+    p.add_argument("--order", default="rank", choices=["rank", "document"], help="context order (default: rank)")
+    p.add_argument("--separator", default="\n\n", help="text between passages (default: a blank line)")
+    p.add_argument("--tokenizer", default=None, metavar="NAME", help="tokenizer the budget is counted in (default: the index's)")
+    p.add_argument("--doc", action="append", metavar="ID", help="search only these documents (repeatable)")
+    p.add_argument("--max-candidates", type=_positive, default=1000, metavar="K", help="ranked leaves looked at, at most")
+    p.add_argument("--json", action="store_true", help="JSON: context, passages with provenance, merges")
+    p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
+    p.set_defaults(handler=run)
+
+
+def _positive(value: str) -> int:
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def _read_queries(path: str) -> list[dict]:
+    try:
+        fh = sys.stdin if path == "-" else open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from None
+    out = []
+    with fh:
+        try:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    raise InputError(f"{path}:{n}: not a JSON object") from None
+                if not isinstance(record, dict) or "query" not in record:
+                    raise InputError(f"{path}:{n}: each line needs a \"query\" key")
+                out.append(record)
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: not UTF-8 text") from None
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from hichunk.tokens import load_tokenizer
+    from retrieval.index import Index
+    from retrieval.search import FillOptions
+
+    if (args.query is None) == (args.queries is None):
+        raise HichunkError("give a question or --queries FILE (not both)")
+    index = Index.open(args.index)
+    options = FillOptions(budget=args.budget, auto_merge=not args.no_auto_merge, mode=args.mode, fill=args.fill,
+                          order=args.order, separator=args.separator, max_candidates=args.max_candidates)
+    tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None
+    if args.query is not None:
+        result = index.search(args.query, options, tokenizer, args.doc)
+        _emit([json.dumps(result.to_dict(), ensure_ascii=False) if args.json else result.context], args.output)
+        return 0
+    records = _read_queries(args.queries)
+    lines, failed = [], 0
+    from tqdm import tqdm
+
+    for record in tqdm(records, desc="queries", unit="q", file=sys.stderr,
+                       disable=getattr(args, "quiet", False) or len(records) < 20):
+        out = dict(record)
+        try:
+            out.update(index.search(record["query"], options, tokenizer, args.doc).to_dict())
+            out["query"] = record["query"]
+        except HichunkError as exc:
+            failed += 1
+            out.update(error=str(exc), context=None, passages=[])
+            print(f"hichunk: error: query {len(lines) + 1}: {exc}", file=sys.stderr)
+        lines.append(json.dumps(out, ensure_ascii=False))
+    _emit(lines, args.output)
+    if failed:
+        return 2 if failed == len(records) else 1
+    return 0
+
+
+def _emit(lines: list[str], output: str | None) -> None:
+    out = open(output, "w", encoding="utf-8") if output else sys.stdout
+    try:
+        for line in lines:
+            out.write(line + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()

@@ -1,0 +1,50 @@
+"""Model units: the sentences a split-point model reads, one line each.
+
+Units are the document's sentences (a heading line is one sentence). What the
+model reads of a sentence is its clean text with heading markers hidden (the
+model must infer structure from content), line breaks turned into spaces (each
+unit must stay one numbered line) and truncated (long sentences carry little
+extra signal and would crowd the window). Sentences left empty by this (a bare
+``#`` line) are not shown; their text stays in the chunk around them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hichunk.document.model import Document
+from hichunk.sentences import MAX_CHARS_EN, MAX_CHARS_ZH, Sentence, truncate_for_model
+from hichunk.tree.build import heading_title
+
+# Everything str.splitlines() treats as a line break.
+_BREAKS = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One model line: the sentence it comes from, where it starts in the clean view, what the model reads."""
+
+    sentence: int
+    offset: int
+    text: str
+
+
+def model_text(doc: Document, sentence: Sentence, max_chars_en: int = MAX_CHARS_EN, max_chars_zh: int = MAX_CHARS_ZH) -> str:
+    """What a model reads of one sentence."""
+    text = doc.clean[sentence.start : sentence.end]
+    if doc.lines[sentence.line].heading is not None:
+        text = heading_title(text)
+    text = _BREAKS.sub(" ", text).strip()
+    return truncate_for_model(text, max_chars_en, max_chars_zh)
+
+
+def model_units(doc: Document, sentences: list[Sentence], max_chars_en: int = MAX_CHARS_EN,
+                max_chars_zh: int = MAX_CHARS_ZH) -> list[Unit]:
+    """The units of a document, in order (sentences with nothing to show are left out)."""
+    out = []
+    for i, s in enumerate(sentences):
+        text = model_text(doc, s, max_chars_en, max_chars_zh)
+        if text:
+            out.append(Unit(i, s.start, text))
+    return out

@@ -1,0 +1,101 @@
+"""Named split-point models: a name maps to a loader, imported on use.
+
+``load_model(spec)`` accepts a registered name, a local Hugging Face model
+directory or a hub id (a causal LM, run with ``HFCausalLM``). ``spec=None``
+means the default model, ``DEFAULT_MODEL`` (the shipped offline encoder). A
+model registers with one line in ``MODELS``: ``"name": "package.module:loader"``,
+where ``loader(settings)`` returns a ``SplitPointModel``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+from dataclasses import dataclass
+
+from hichunk.errors import HichunkError
+from hichunk.tokens import Tokenizer
+from models.protocol import SplitPointModel
+
+# name -> "module:function(settings) -> SplitPointModel"
+MODELS: dict[str, str] = {
+    "encoder": "models.registry:shipped_encoder",
+}
+DEFAULT_MODEL = "encoder"
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """What a user may set about a model; each loader uses the fields that apply to it."""
+
+    window_tokens: int | None = None  # None: the model's own default
+    max_new_tokens: int = 4096  # generative models: answer length limit
+    instruction: str | None = None  # generative models: None = our instruction (models.prompt.INSTRUCTION)
+    strict_empty: bool = False  # generative models: an empty answer is a parse error (reference behaviour)
+    chat_template: bool = True  # generative models: wrap the window text in a chat template
+    device: str = "auto"
+    dtype: str = "auto"
+
+
+def shipped_encoder(settings: ModelSettings):
+    """The offline default: the encoder model whose weights ship with hichunk.
+
+    Its name gets a fingerprint of the weight files, so cached predictions of
+    older weights are never reused.
+    """
+    from models.encoder.model import CONFIG_FILE, SHIPPED_DIR, WEIGHTS_FILE, load_encoder
+
+    model = load_encoder()
+    digest = hashlib.sha256()
+    for name in (CONFIG_FILE, WEIGHTS_FILE):
+        with open(os.path.join(SHIPPED_DIR, name), "rb") as fh:
+            digest.update(fh.read())
+    model.name = f"{model.name}#{digest.hexdigest()[:12]}"
+    return model
+
+
+def load_model(spec: str | None = None, settings: ModelSettings | None = None) -> SplitPointModel:
+    """A registered model by name, or a Hugging Face causal LM by directory or hub id (None: the default)."""
+    settings = settings or ModelSettings()
+    if spec is None:
+        if DEFAULT_MODEL not in MODELS:
+            raise HichunkError("no default split-point model is installed yet: give --model (a Hugging Face causal LM "
+                               "directory or hub id) or --endpoint (an OpenAI-compatible completions server)")
+        spec = DEFAULT_MODEL
+    if spec in MODELS and not os.path.exists(spec):
+        module, func = MODELS[spec].split(":")
+        return getattr(importlib.import_module(module), func)(settings)
+    from models.generative import HFCausalLM
+
+    return HFCausalLM(spec, settings.window_tokens, settings.max_new_tokens, settings.instruction, settings.strict_empty,
+                      settings.device, settings.dtype, settings.chat_template)
+
+
+def load_endpoint(url: str, model_name: str, tokenizer: Tokenizer, settings: ModelSettings | None = None,
+                  template_from: str | None = None, retries: int = 3) -> SplitPointModel:
+    """A model behind an OpenAI-compatible completions server.
+
+    Windows are measured with ``tokenizer``. A completions server takes raw
+    text, so the chat template is applied here: the one of the Hugging Face
+    tokenizer directory ``template_from`` when it has one, else the Qwen3 chat
+    format (the family of the released model), or none when settings say so.
+    A failed request is retried ``retries`` times with growing pauses; the
+    environment variable ``HICHUNK_API_KEY``, when set, is sent as a bearer token.
+    """
+    from models.generative import CompletionsEndpoint, qwen3_chat, template_chat
+
+    settings = settings or ModelSettings()
+    wrap = qwen3_chat if settings.chat_template else None
+    if template_from and settings.chat_template:
+        from transformers import AutoTokenizer
+
+        try:
+            hf = AutoTokenizer.from_pretrained(template_from)
+        except (OSError, ValueError) as exc:
+            raise HichunkError(f"cannot load the tokenizer {template_from!r}: {str(exc).splitlines()[0]}") from None
+        if getattr(hf, "chat_template", None):
+            wrap = template_chat(hf)
+    return CompletionsEndpoint(url, model_name, tokenizer, settings.window_tokens, settings.max_new_tokens,
+                               settings.instruction, settings.strict_empty, wrap, retries=retries,
+                               api_key=os.environ.get("HICHUNK_API_KEY"))

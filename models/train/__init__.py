@@ -1,0 +1,1 @@
+"""Training split-point models from structured documents."""

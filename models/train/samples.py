@@ -1,0 +1,171 @@
+"""Training samples for split-point models, following the paper's recipe.
+
+A structured document gives labels for free: its sentences (``split_sentences``,
+a heading line is one sentence) are the model's lines, and a heading line is a
+chunk start of its level. The model input hides the heading markers and is
+truncated as at inference. Augmentation: sibling sections shuffled, section
+bodies cut short (content deletion), heading numbers stripped on a share of
+documents (real headings are often unnumbered). Long documents are cut into
+windows the way the engine cuts them at inference (see
+/work/notes/reference_behaviour.md §3.3-3.4), with residual lines from the
+current level-1 segment in front; residual lines are context only (no loss).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+
+from hicbench.data.corpus import CorpusDoc
+from hicbench.data.numbering import strip_heading_number
+from hichunk.document import Document, parse_document
+from hichunk.engine.residual import residual_units
+from hichunk.engine.units import model_units
+from hichunk.sentences import Sentence, split_sentences
+
+IGNORE = -100  # label of lines that carry no loss (residual context)
+
+
+@dataclass(frozen=True)
+class LabelledDoc:
+    """A document as model lines with their labels (0: no chunk starts, k: a level-k heading)."""
+
+    id: str
+    corpus: str
+    lang: str
+    texts: tuple[str, ...]
+    levels: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One training window: lines (residual first) and a label per line (``IGNORE`` on residual lines)."""
+
+    texts: tuple[str, ...]
+    labels: tuple[int, ...]
+    n_residual: int
+    first: int = 0  # document index of the first new line
+
+
+def unit_texts(doc: Document, sentences: list[Sentence]) -> tuple[list[int], list[str]]:
+    """Sentence index and model-input text of every sentence a model is shown (``hichunk.engine.model_units``)."""
+    units = model_units(doc, sentences)
+    return [u.sentence for u in units], [u.text for u in units]
+
+
+def model_lines(doc: Document) -> tuple[list[str], list[int]]:
+    """Model-input text of every shown sentence and its heading level (0 if none)."""
+    sentences = split_sentences(doc)
+    units, texts = unit_texts(doc, sentences)
+    return texts, [doc.lines[sentences[u].line].heading or 0 for u in units]
+
+
+def labelled(cdoc: CorpusDoc) -> LabelledDoc:
+    """A corpus document's lines and labels."""
+    texts, levels = model_lines(parse_document(cdoc.markdown, "markdown", cdoc.id))
+    return LabelledDoc(cdoc.id, cdoc.corpus, cdoc.lang, tuple(texts), tuple(levels))
+
+
+# -- augmentation --------------------------------------------------------------
+
+def denumber(doc: LabelledDoc) -> LabelledDoc:
+    """Heading numbers stripped ("3.2 Setup" -> "Setup", "第二章 总则" -> "总则")."""
+    texts = tuple(strip_heading_number(t) if lv else t for t, lv in zip(doc.texts, doc.levels))
+    return replace(doc, texts=texts)
+
+
+def _blocks(levels: tuple[int, ...], start: int, end: int, level: int) -> list[tuple[int, int]]:
+    """[start, end) cut before every heading of ``level`` (the first piece may be a preamble)."""
+    cuts = [i for i in range(start, end) if levels[i] == level]
+    edges = [start, *[c for c in cuts if c > start], end]
+    return [(a, b) for a, b in zip(edges, edges[1:]) if b > a]
+
+
+def shuffle_sections(doc: LabelledDoc, rng: random.Random) -> LabelledDoc:
+    """Shuffle sibling sections of the shallowest level that has at least two, inside each parent."""
+    present = sorted({lv for lv in doc.levels if lv})
+    level = next((lv for lv in present if sum(1 for x in doc.levels if x == lv) >= 2), None)
+    if level is None:
+        return doc
+    order: list[int] = []
+    # parents: pieces between headings shallower than ``level``
+    parent_cuts = [i for i, lv in enumerate(doc.levels) if 0 < lv < level]
+    edges = [0, *[c for c in parent_cuts if c > 0], len(doc.levels)]
+    for a, b in zip(edges, edges[1:]):
+        blocks = _blocks(doc.levels, a, b, level)
+        head = [blk for blk in blocks if doc.levels[blk[0]] != level]
+        body = [blk for blk in blocks if doc.levels[blk[0]] == level]
+        rng.shuffle(body)
+        for x, y in head + body:
+            order.extend(range(x, y))
+    return _select(doc, order)
+
+
+def delete_content(doc: LabelledDoc, rng: random.Random, keep_min: int = 1, keep_max: int = 25) -> LabelledDoc:
+    """Cut each section body (lines after a heading, up to the next one) to its first few lines."""
+    order: list[int] = []
+    heads = [i for i, lv in enumerate(doc.levels) if lv]
+    edges = [0, *[h for h in heads if h > 0], len(doc.levels)]
+    for a, b in zip(edges, edges[1:]):
+        keep = rng.randint(keep_min, keep_max)
+        first_body = a + 1 if doc.levels[a] else a
+        order.extend(range(a, min(b, first_body + keep)))
+    return _select(doc, order)
+
+
+def _select(doc: LabelledDoc, order: list[int]) -> LabelledDoc:
+    return replace(doc, texts=tuple(doc.texts[i] for i in order), levels=tuple(doc.levels[i] for i in order))
+
+
+@dataclass(frozen=True)
+class AugmentPolicy:
+    """Shares of documents that get each augmentation."""
+
+    denumber: float = 0.35
+    shuffle: float = 0.3
+    delete: float = 0.3
+
+
+def augment(doc: LabelledDoc, rng: random.Random, policy: AugmentPolicy) -> LabelledDoc:
+    """A randomly augmented copy of ``doc`` (possibly ``doc`` itself)."""
+    if rng.random() < policy.shuffle:
+        doc = shuffle_sections(doc, rng)
+    if rng.random() < policy.delete:
+        doc = delete_content(doc, rng)
+    if rng.random() < policy.denumber:
+        doc = denumber(doc)
+    return doc
+
+
+# -- engine-like windows ---------------------------------------------------------
+
+def residual_indices(levels: tuple[int, ...], next_start: int, window: int) -> list[int]:
+    """Lines carried into the next window, by the engine's rule (``hichunk.engine.residual_units``).
+
+    ``levels`` gives each line's chunk-start level (0: none); a window is
+    counted in lines, and the residual lines must take less than half of it.
+    """
+    points = {i: (lv, True) for i, lv in enumerate(levels[:next_start]) if lv}
+    return residual_units(points, next_start, (window - 1) // 2, len)
+
+
+def windows(doc: LabelledDoc, window: int) -> list[Sample]:
+    """The windows the engine would show for ``doc``, assuming it predicts the true labels."""
+    n = len(doc.texts)
+    out: list[Sample] = []
+    start, residual = 0, []
+    while start < n:
+        take = max(1, window - len(residual))
+        new = list(range(start, min(n, start + take)))
+        idx = residual + new
+        labels = [IGNORE] * len(residual) + [doc.levels[i] for i in new]
+        out.append(Sample(tuple(doc.texts[i] for i in idx), tuple(labels), len(residual), start))
+        if new[-1] == n - 1:
+            break
+        level1 = [i for i in new if doc.levels[i] == 1]
+        if len(level1) >= 2:
+            start, residual = level1[-1], []
+        else:
+            start = new[-1] + 1
+            residual = residual_indices(doc.levels, start, window)
+    return out

