@@ -20,42 +20,16 @@ is looked at.
 from __future__ import annotations
 
 import re
-from collections import Counter
-from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from hicbench.metrics.splits import SplitCounts, count_splits as count_levels
+
 _PREFIX = re.compile(r"^[ #]*")
-EPS = 1e-20
 
 
 def hash_count(text: str) -> int:
     """Number of ``#`` in the leading run of spaces and ``#`` of ``text``."""
     return _PREFIX.match(text).group(0).count("#")
-
-
-@dataclass
-class SplitCounts:
-    """Per-level counts of one document (or pooled over many)."""
-
-    gt: Counter = field(default_factory=Counter)
-    pred: Counter = field(default_factory=Counter)
-    hit: Counter = field(default_factory=Counter)
-    hit_no_level: int = 0
-
-    def __add__(self, other: "SplitCounts") -> "SplitCounts":
-        return SplitCounts(self.gt + other.gt, self.pred + other.pred, self.hit + other.hit,
-                           self.hit_no_level + other.hit_no_level)
-
-    def to_dict(self) -> dict:
-        return {"gt": dict(sorted(self.gt.items())), "pred": dict(sorted(self.pred.items())),
-                "hit": dict(sorted(self.hit.items())), "hit_no_level": self.hit_no_level}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "SplitCounts":
-        def counter(d: dict) -> Counter:
-            return Counter({int(k): int(v) for k, v in d.items()})
-
-        return cls(counter(data["gt"]), counter(data["pred"]), counter(data["hit"]), int(data["hit_no_level"]))
 
 
 def ground_truth_levels(document: str) -> list[int]:
@@ -65,39 +39,22 @@ def ground_truth_levels(document: str) -> list[int]:
 
 def count_splits(document: str, splits: Iterable[tuple[str, int]]) -> SplitCounts:
     """Counts for one document: its original text and the predicted chunks ``(text, level)``."""
-    counts = SplitCounts()
-    counts.gt.update(ground_truth_levels(document))
-    for text, level in splits:
-        level = int(level)
-        counts.pred[level] += 1
-        if text.startswith("#"):
-            counts.hit_no_level += 1
-            if hash_count(text.strip()) == level:
-                counts.hit[level] += 1
-    return counts
-
-
-def prf(hits: int, predicted: int, truth: int) -> dict[str, float]:
-    p = hits / (predicted + EPS)
-    r = hits / (truth + EPS)
-    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r + EPS)}
+    chunks = [(hash_count(text.strip()) if text.startswith("#") else None, level) for text, level in splits]
+    return count_levels(ground_truth_levels(document), chunks)
 
 
 def scores(counts: SplitCounts, levels: Sequence[int] | None = None) -> dict[str, dict[str, float]]:
     """P/R/F1 per level (``"L1"``, ``"L2"``, ...) and ``"no_level"`` from (pooled) counts."""
     if levels is None:
         levels = sorted(set(counts.gt) | set(counts.pred))
-    out = {f"L{k}": prf(counts.hit[k], counts.pred[k], counts.gt[k]) for k in levels}
-    out["no_level"] = prf(counts.hit_no_level, sum(counts.pred.values()), sum(counts.gt.values()))
-    return out
+    named = {f"L{k}": counts.prf(k) for k in levels}
+    named["no_level"] = counts.prf()
+    return {key: dict(zip(("precision", "recall", "f1"), values)) for key, values in named.items()}
 
 
 def pooled(per_doc: Iterable[SplitCounts]) -> SplitCounts:
     """Micro pooling: the sum of per-document counts."""
-    total = SplitCounts()
-    for c in per_doc:
-        total = total + c
-    return total
+    return sum(per_doc, SplitCounts())
 
 
 def split_point_scores(documents: Sequence[str], predictions: Sequence[Iterable[tuple[str, int]]],

@@ -16,7 +16,8 @@ import numpy as np
 
 from hichunk.tokens import Tokenizer
 from hicbench.data.hicbench_format import Dataset
-from hicbench.metrics.splitpoints import SplitCounts, count_splits, prf, scores
+from hicbench.metrics.splitpoints import count_splits, pooled, scores
+from hicbench.metrics.splits import SplitCounts, prf
 from hicbench.report import fmt_diff, fmt_estimate, header, table, write_report
 from hicbench.runinfo import run_info
 from hicbench.runners.chunk import TreeCache, chunk_all, tree_meta
@@ -46,7 +47,7 @@ def _pooled_f1(counts: list[SplitCounts], key: str):
 
     def stat(idx: np.ndarray) -> float:
         hit, pred, gt = m[idx].sum(axis=0)
-        return prf(hit, pred, gt)["f1"]
+        return prf(hit, pred, gt)[2]
 
     return stat
 
@@ -81,9 +82,7 @@ def chunking_report(dataset: Dataset, results: list[MethodCounts], out_dir: str,
 
     rows, summary = [], {}
     for r in results:
-        total = SplitCounts()
-        for c in r.counts:
-            total = total + c
+        total = pooled(r.counts)
         sc = scores(total, levels)
         cis = {k: statistic_ci(len(r.counts), _pooled_f1(r.counts, k)) for k in keys}
         summary[r.spec.label] = {"pooled_counts": total.to_dict(), "scores": sc,
