@@ -39,7 +39,9 @@ def flaky(monkeypatch):
 
 
 def test_method_names():
-    assert parse_method("C200").chunker == "fixed" and parse_method("C200").leaf_tokens == 200
+    c200 = parse_method("C200")
+    assert (c200.chunker, c200.hints, c200.leaf_tokens) == ("structure", "ignore", 200)  # sentence-aligned, no headings
+    assert parse_method("fixed:200").chunker == "fixed"
     hc = parse_method("HC300+AM")
     assert (hc.chunker, hc.leaf_tokens, hc.merge_over_chunk, hc.hints, hc.auto_merge) == ("hichunk", 300, True, "ignore", True)
     oracle = parse_method("HC200-oracle")

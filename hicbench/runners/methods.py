@@ -3,7 +3,11 @@
 =================  ==========================================================
 name               meaning
 =================  ==========================================================
-``C<N>``           ``fixed`` chunker, windows of N tokens (C200)
+``C<N>``           fixed-size chunks of at most N tokens, sentence-aligned (an
+                   over-long sentence is cut): the reference code's FC200, made
+                   as ``structure`` with headings hidden, i.e. one chunk cut
+                   into leaves. ``fixed:N`` gives plain token windows that cut
+                   sentences anywhere
 ``SC``             ``semantic`` chunker
 ``HC<N>``          ``hichunk`` (the split-point model), leaves of N tokens,
                    ``merge_over_chunk``, headings hidden from the model
@@ -65,7 +69,7 @@ def parse_method(label: str, leaf_tokens: int = DEFAULT_LEAF_TOKENS) -> MethodSp
         if kind == "C":
             if oracle:
                 raise HichunkError(f"{label!r}: only HC methods have an oracle variant")
-            return MethodSpec(name, "fixed", size, False, "ignore", auto_merge)
+            return MethodSpec(name, "structure", size, False, "ignore", auto_merge)
         if oracle:
             return MethodSpec(name, "structure", size, True, "use", auto_merge)
         return MethodSpec(name, "hichunk", size, True, "ignore", auto_merge)

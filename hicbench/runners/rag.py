@@ -96,10 +96,10 @@ class RagRun:
     backend_id: dict
 
 
-def default_backend(tokenizer: Tokenizer, embedder: str | None = None) -> Backend:
+def default_backend(tokenizer: Tokenizer, embedder: str | None = None, cache_path: str | None = None) -> Backend:
     from hicbench.runners.retrieval_backend import RetrievalBackend
 
-    return RetrievalBackend(tokenizer, embedder)
+    return RetrievalBackend(tokenizer, embedder, cache_path=cache_path)
 
 
 def _chunk_groups(specs: list[MethodSpec]) -> dict[tuple, list[MethodSpec]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from hichunk.errors import HichunkError
@@ -83,8 +84,9 @@ def _common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--on-error", default="fail", choices=["fail", "count"],
                    help="a document that fails to chunk: fail the run (default) or score it as a miss and count it")
     p.add_argument("--reuse-trees", default=None, metavar="DIR",
-                   help="keep chunk trees here and reuse them in later runs (keyed by chunker, options, tokenizer, "
-                   "hichunk version and document text, not by model weights: clear it after changing a model)")
+                   help="keep chunk trees (and, for rag, leaf embeddings) here and reuse them in later runs (trees are "
+                   "keyed by chunker, options, tokenizer, hichunk version and document text, not by model weights: "
+                   "clear it after changing a model)")
 
 
 def _endpoint_args(p: argparse.ArgumentParser) -> None:
@@ -163,7 +165,8 @@ def run_rag_cli(args: argparse.Namespace) -> int:
                            baseline=args.baseline or specs[0].label, endpoint=endpoint,
                            answer_budget=args.answer_budget or budgets[-1], judge_samples=args.judge_samples,
                            progress=_progress(args), cache=_cache(args))
-    backend = default_backend(tokenizer, args.embedder)
+    embeddings = os.path.join(args.reuse_trees, "embeddings.sqlite") if args.reuse_trees else None
+    backend = default_backend(tokenizer, args.embedder, embeddings)
     results = run_rag(dataset, specs, backend, tokenizer, settings)
     _say(rag_report(dataset, results, settings, args.out, getattr(args, "argv", None)))
     return 0
