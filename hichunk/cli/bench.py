@@ -193,8 +193,6 @@ def run_update_cost_cli(args: argparse.Namespace) -> int:
 
 
 def run_make_cli(args: argparse.Namespace) -> int:
-    import os
-
     from hicbench.data.make import MakeOptions, corpus_documents, folder_documents, make_benchmark
 
     endpoint = endpoint_from(args)
