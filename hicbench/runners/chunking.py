@@ -8,7 +8,6 @@ differences resample documents.
 
 from __future__ import annotations
 
-import os
 import statistics
 from dataclasses import dataclass
 
