@@ -27,4 +27,4 @@ class StructureChunker:
         bounds = fold_levels(bounds, opts.max_level)
         if opts.merge_over_chunk:
             bounds = merge_over_chunk(bounds, doc.clean, opts.tokenizer, opts.leaf_tokens)
-        return build_tree(doc, bounds, opts.tokenizer, split_sentences(doc), opts.leaf_tokens, {"method": self.name})
+        return build_tree(doc, bounds, opts.tokenizer, split_sentences(doc), opts.leaf_tokens, {"method": self.name, "hints": opts.hints})
