@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from hicbench.data.corpus import CorpusDoc
 from hicbench.data.numbering import strip_heading_number
 from hichunk.document import Document, parse_document
 from hichunk.engine.residual import residual_units
 from hichunk.engine.units import model_units
+from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.sentences import Sentence, split_sentences
 
 IGNORE = -100  # label of lines that carry no loss (residual context)
@@ -45,6 +47,7 @@ class Sample:
     labels: tuple[int, ...]
     n_residual: int
     first: int = 0  # document index of the first new line
+    index: tuple[int, ...] = ()  # document index of every line (residual lines first)
 
 
 def unit_texts(doc: Document, sentences: list[Sentence]) -> tuple[list[int], list[str]]:
@@ -149,17 +152,26 @@ def residual_indices(levels: tuple[int, ...], next_start: int, window: int) -> l
     return residual_units(points, next_start, (window - 1) // 2, len)
 
 
-def windows(doc: LabelledDoc, window: int) -> list[Sample]:
-    """The windows the engine would show for ``doc``, assuming it predicts the true labels."""
+def windows(doc: LabelledDoc, budget: int, count_tokens: Callable[[str], int] | None = None) -> list[Sample]:
+    """The windows the engine would show for ``doc``, assuming it predicts the true labels.
+
+    ``budget`` is what the numbered lines of a window may cost: lines when
+    ``count_tokens`` is None (each line costs one), else tokens of the rendered
+    lines ``"{i} @ {text}\\n"`` (a model's window size minus its fixed
+    overhead). Windows are filled, restarted and given residual lines by the
+    engine's own functions (``hichunk.engine``).
+    """
     n = len(doc.texts)
+    counter = LineCounter(count_tokens or _one, doc.texts)
+    points = {i: (lv, True) for i, lv in enumerate(doc.levels) if lv}
     out: list[Sample] = []
     start, residual = 0, []
     while start < n:
-        take = max(1, window - len(residual))
-        new = list(range(start, min(n, start + take)))
-        idx = residual + new
-        labels = [IGNORE] * len(residual) + [doc.levels[i] for i in new]
-        out.append(Sample(tuple(doc.texts[i] for i in idx), tuple(labels), len(residual), start))
+        filled = fill_window(start, n, residual, budget, counter)
+        new = list(range(start, start + filled.n_new))
+        idx = [*filled.residual, *new]
+        labels = [IGNORE] * len(filled.residual) + [doc.levels[i] for i in new]
+        out.append(Sample(tuple(doc.texts[i] for i in idx), tuple(labels), len(filled.residual), start, tuple(idx)))
         if new[-1] == n - 1:
             break
         level1 = [i for i in new if doc.levels[i] == 1]
@@ -167,5 +179,9 @@ def windows(doc: LabelledDoc, window: int) -> list[Sample]:
             start, residual = level1[-1], []
         else:
             start = new[-1] + 1
-            residual = residual_indices(doc.levels, start, window)
+            residual = residual_units(points, start, (budget - 1) // 2, counter.lines)
     return out
+
+
+def _one(_text: str) -> int:
+    return 1
