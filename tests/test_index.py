@@ -60,7 +60,7 @@ def test_round_trip(corpus):
     assert sorted(again.docs) == [os.path.join("docs", n) for n in sorted(DOCS)]
     assert again.n_leaves == report.leaves
     doc = load_document("docs/solar.md")
-    expected = chunk_document(doc, "structure", again.config.chunk_options())
+    expected = chunk_document(doc, again.config.method, again.config.chunk_options())
     assert to_dict(again.tree("docs/solar.md")) == to_dict(expected)
     vectors, row_doc, row_node, names = again.pool()
     assert vectors.shape == (report.leaves, 512)
@@ -198,7 +198,7 @@ def test_dead_rows_are_compacted(corpus):
     from hichunk.document import load_document
 
     index = Index.create("idx", IndexConfig(embedder=EMBEDDER, leaf_tokens=24))
-    trees = {name: chunk_document(load_document(f"docs/{name}"), "structure", index.config.chunk_options()) for name in DOCS}
+    trees = {name: chunk_document(load_document(f"docs/{name}"), index.config.method, index.config.chunk_options()) for name in DOCS}
     rng = np.random.default_rng(0)
 
     def vectors(tree):

@@ -11,41 +11,51 @@ resample documents (bootstrap), pooling counts inside each resample.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-MAX_LEVEL = 10
 _EPS = 1e-20
+
+
+def prf(hits: float, predicted: float, truth: float) -> tuple[float, float, float]:
+    """(precision, recall, F1) from counts, with the reference's 1e-20 guards (an empty class scores 0)."""
+    p, r = hits / (predicted + _EPS), hits / (truth + _EPS)
+    return p, r, 2 * p * r / (p + r + _EPS)
 
 
 @dataclass
 class SplitCounts:
-    """Pooled counts: ground-truth headings, predicted chunks and hits per level (index = level - 1)."""
+    """Pooled counts: ground-truth headings, predicted chunks and hits per level, and hits without level."""
 
-    gt: list[int] = field(default_factory=lambda: [0] * MAX_LEVEL)
-    pred: list[int] = field(default_factory=lambda: [0] * MAX_LEVEL)
-    hit: list[int] = field(default_factory=lambda: [0] * MAX_LEVEL)
-    hit_any: int = 0
+    gt: Counter = field(default_factory=Counter)
+    pred: Counter = field(default_factory=Counter)
+    hit: Counter = field(default_factory=Counter)
+    hit_no_level: int = 0
 
     def __add__(self, other: "SplitCounts") -> "SplitCounts":
-        return SplitCounts([a + b for a, b in zip(self.gt, other.gt)], [a + b for a, b in zip(self.pred, other.pred)],
-                           [a + b for a, b in zip(self.hit, other.hit)], self.hit_any + other.hit_any)
+        return SplitCounts(self.gt + other.gt, self.pred + other.pred, self.hit + other.hit,
+                           self.hit_no_level + other.hit_no_level)
 
     def prf(self, level: int | None = None) -> tuple[float, float, float]:
-        """(precision, recall, F1) at ``level`` (1..10), or without level when ``level`` is None."""
+        """(precision, recall, F1) at ``level``, or without level when ``level`` is None."""
         if level is None:
-            tp, n_pred, n_gt = self.hit_any, sum(self.pred), sum(self.gt)
-        else:
-            tp, n_pred, n_gt = self.hit[level - 1], self.pred[level - 1], self.gt[level - 1]
-        p, r = tp / (n_pred + _EPS), tp / (n_gt + _EPS)
-        return p, r, 2 * p * r / (p + r + _EPS)
+            return prf(self.hit_no_level, sum(self.pred.values()), sum(self.gt.values()))
+        return prf(self.hit[level], self.pred[level], self.gt[level])
 
     def f1(self, level: int | None = None) -> float:
         return self.prf(level)[2]
 
+    def to_dict(self) -> dict:
+        return {"gt": dict(sorted(self.gt.items())), "pred": dict(sorted(self.pred.items())),
+                "hit": dict(sorted(self.hit.items())), "hit_no_level": self.hit_no_level}
 
-def _clamp(level: int) -> int:
-    return min(max(int(level), 1), MAX_LEVEL)
+    @classmethod
+    def from_dict(cls, data: dict) -> "SplitCounts":
+        def counter(d: dict) -> Counter:
+            return Counter({int(k): int(v) for k, v in d.items()})
+
+        return cls(counter(data["gt"]), counter(data["pred"]), counter(data["hit"]), int(data["hit_no_level"]))
 
 
 def count_splits(gt_levels: Iterable[int], chunks: Iterable[tuple[int | None, int]]) -> SplitCounts:
@@ -57,15 +67,14 @@ def count_splits(gt_levels: Iterable[int], chunks: Iterable[tuple[int | None, in
     level it was predicted at.
     """
     c = SplitCounts()
-    for lv in gt_levels:
-        c.gt[_clamp(lv) - 1] += 1
+    c.gt.update(int(lv) for lv in gt_levels)
     for true_level, level in chunks:
-        k = _clamp(level) - 1
-        c.pred[k] += 1
+        level = int(level)
+        c.pred[level] += 1
         if true_level is not None:
-            c.hit_any += 1
-            if _clamp(true_level) - 1 == k:
-                c.hit[k] += 1
+            c.hit_no_level += 1
+            if int(true_level) == level:
+                c.hit[level] += 1
     return c
 
 
@@ -96,10 +105,16 @@ def bootstrap_ci(per_doc: Sequence[SplitCounts], stat: Callable[[SplitCounts], f
 
     if not per_doc:
         return float("nan"), float("nan")
-    table = np.array([[*c.gt, *c.pred, *c.hit, c.hit_any] for c in per_doc], dtype=np.int64)
+    levels = sorted({lv for c in per_doc for lv in (*c.gt, *c.pred)})
+    m = len(levels)
+    table = np.array([[*(c.gt[lv] for lv in levels), *(c.pred[lv] for lv in levels), *(c.hit[lv] for lv in levels),
+                       c.hit_no_level] for c in per_doc], dtype=np.int64).reshape(len(per_doc), 3 * m + 1)
     picks = np.random.default_rng(seed).integers(0, len(per_doc), size=(n, len(per_doc)))
     pooled = table[picks].sum(axis=1)
-    m = MAX_LEVEL
-    values = sorted(stat(SplitCounts(list(r[:m]), list(r[m : 2 * m]), list(r[2 * m : 3 * m]), int(r[-1])))
-                    for r in pooled.tolist())
+
+    def counts(row: list[int]) -> SplitCounts:
+        return SplitCounts(Counter(dict(zip(levels, row[:m]))), Counter(dict(zip(levels, row[m : 2 * m]))),
+                           Counter(dict(zip(levels, row[2 * m : 3 * m]))), int(row[-1]))
+
+    values = sorted(stat(counts(r)) for r in pooled.tolist())
     return values[int(alpha / 2 * (n - 1))], values[int((1 - alpha / 2) * (n - 1))]

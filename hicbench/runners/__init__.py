@@ -1,0 +1,1 @@
+"""Benchmark runners behind ``hichunk bench``: chunking, rag, update-cost."""

@@ -1,0 +1,123 @@
+"""Chunk every document of a dataset with one method, timing each and keeping failures visible."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+from tqdm import tqdm
+
+from hichunk.chunkers.base import Chunker
+from hichunk.document.model import Document
+from hichunk.errors import HichunkError
+from hichunk.hashing import text_sha256
+from hichunk.tokens import Tokenizer
+from hichunk.tree.export import from_dict, to_dict
+from hichunk.tree.model import ChunkTree
+from hicbench.runners.methods import MethodSpec
+
+log = logging.getLogger(__name__)
+ON_ERROR = ("fail", "count")
+
+
+@dataclass
+class Chunked:
+    doc_id: str
+    tree: ChunkTree | None
+    seconds: float
+    error: str | None = None
+
+
+class TreeCache:
+    """Trees saved on disk between benchmark runs (opt-in: ``--reuse-trees DIR``).
+
+    The key is the chunker's class path, the method's options, the tokenizer,
+    the hichunk version and the document's text. It cannot see model weights
+    or embedder files: clear the folder after changing a model. A cached tree
+    keeps the time its chunking took when it was made.
+    """
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise HichunkError(f"{folder}: cannot create the tree cache ({exc.strerror})") from None
+
+    def _path(self, spec: MethodSpec, tokenizer: Tokenizer, doc: Document) -> str:
+        from hichunk import __version__
+        from hichunk.chunkers import METHODS
+
+        key = json.dumps([METHODS.get(spec.chunker), list(spec.chunking_key), tokenizer.name, __version__,
+                          text_sha256(doc.text)])
+        return os.path.join(self.folder, text_sha256(key) + ".json")
+
+    def get(self, spec: MethodSpec, tokenizer: Tokenizer, doc: Document) -> tuple[ChunkTree, float] | None:
+        path = self._path(spec, tokenizer, doc)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            return from_dict(data["tree"]), float(data["seconds"])
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def put(self, spec: MethodSpec, tokenizer: Tokenizer, doc: Document, tree: ChunkTree, seconds: float) -> None:
+        path = self._path(spec, tokenizer, doc)
+        with open(path + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump({"tree": to_dict(tree), "seconds": seconds}, fh, ensure_ascii=False)
+        os.replace(path + ".tmp", path)
+
+
+def chunk_one(chunker: Chunker, spec: MethodSpec, tokenizer: Tokenizer, doc: Document,
+              cache: TreeCache | None = None) -> tuple[ChunkTree, float]:
+    """(tree, seconds) of one document, from the cache when it holds it."""
+    cached = cache.get(spec, tokenizer, doc) if cache is not None else None
+    if cached is not None:
+        return cached
+    t0 = time.perf_counter()
+    tree = chunker.chunk(doc)
+    seconds = time.perf_counter() - t0
+    if cache is not None:
+        cache.put(spec, tokenizer, doc, tree, seconds)
+    return tree, seconds
+
+
+def chunk_all(docs: dict[str, Document], spec: MethodSpec, tokenizer: Tokenizer, on_error: str = "fail",
+              progress: bool = True, cache: TreeCache | None = None) -> dict[str, Chunked]:
+    """Trees of all documents (in id order). ``on_error="fail"`` stops at the first failure with its
+    document named; ``"count"`` records it (the benchmark then scores that item as a miss)."""
+    if on_error not in ON_ERROR:
+        raise HichunkError(f"on_error must be one of {ON_ERROR}")
+    chunker = spec.chunker_for(tokenizer)
+    out: dict[str, Chunked] = {}
+    for doc_id in tqdm(sorted(docs), desc=f"chunking {spec.label}", unit="doc", disable=not progress, file=sys.stderr):
+        t0 = time.perf_counter()
+        try:
+            out[doc_id] = Chunked(doc_id, *chunk_one(chunker, spec, tokenizer, docs[doc_id], cache))
+        except HichunkError as exc:
+            if on_error == "fail":
+                raise HichunkError(f"{spec.label} failed on {doc_id}: {exc}") from None
+            log.warning("%s failed on %s: %s", spec.label, doc_id, exc)
+            out[doc_id] = Chunked(doc_id, None, time.perf_counter() - t0, str(exc))
+    return out
+
+
+def tree_meta(chunked: dict[str, Chunked]) -> dict:
+    """The settings a method's trees were made with; per-document counts (model windows, parse errors) summed."""
+    metas = [c.tree.meta for c in chunked.values() if c.tree is not None]
+    out: dict = {}
+    for key in dict.fromkeys(k for m in metas for k in m):
+        values = [m.get(key) for m in metas]
+        if not all(v is None or isinstance(v, (str, int, float, bool)) for v in values):
+            continue
+        if all(v == values[0] for v in values):
+            out[key] = values[0]
+        elif all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            out[f"{key} (sum over documents)"] = sum(values)
+        else:
+            out[key] = "varies"
+    return out
