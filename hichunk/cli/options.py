@@ -62,7 +62,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--no-chat-template", action="store_true", help="send the window text without a chat template")
     group.add_argument("--device", default="auto", help="where a local model runs: auto, cpu, cuda, cuda:1 ... (default: auto)")
     group.add_argument("--dtype", default="auto", choices=["auto", "bf16", "fp16", "fp32"],
-                       help="weights of a local model (default: bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU)")
+                       help="weights of a local model (default: bf16 on GPUs that have it, else fp16 on GPU; on CPU fp32, "
+                       "or bf16 for a LoRA adapter when the CPU computes bf16 natively)")
     group.add_argument("--trace", metavar="FILE",
                        help="write one JSON line per window: input size, answer, status, time, cache hit or miss")
     group.add_argument("--no-cache", action="store_true",
