@@ -38,17 +38,35 @@ class ChunkStart:
 
 
 @dataclass(frozen=True, slots=True)
+class LineLayout:
+    """Where a model line sits in the document's layout (plain text layout, not markup).
+
+    A heading is usually a whole source line with blank lines around it; a
+    sentence that merely wraps onto a new line, or ends mid-line, is not.
+    """
+
+    starts_line: bool = True  # nothing but whitespace before it on its source line
+    ends_line: bool = True  # nothing but whitespace after it on its source line
+    blank_before: bool = False  # starts its line, and the line above is blank (or the document starts)
+    blank_after: bool = False  # ends its line, and the line below is blank (or the document ends)
+    indented: bool = False  # its source line begins with whitespace
+
+
+@dataclass(frozen=True, slots=True)
 class Window:
     """What a model sees: model-input lines (heading markers hidden, truncated), residual lines first.
 
     ``n_residual`` lines at the front were carried over from earlier windows
     (context only: starts predicted on them are dropped); the rest are new.
     ``is_last`` tells whether the window reaches the end of the document.
+    ``layout`` gives each line's ``LineLayout`` when the engine knows it (empty
+    otherwise); models that read only text ignore it.
     """
 
     lines: tuple[str, ...]
     n_residual: int = 0
     is_last: bool = True
+    layout: tuple[LineLayout, ...] = ()
 
 
 @dataclass(slots=True)

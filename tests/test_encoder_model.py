@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hicbench.data.corpus import CorpusDoc
-from models.encoder.features import N_CUES, featurize, hash_ngrams
+from models.encoder.features import N_CUES, N_TEXT_CUES, featurize, hash_ngrams, numbering_key, outline_depth
 from models.protocol import SplitPointModel, Window
 from models.train.samples import (
     IGNORE, LabelledDoc, delete_content, denumber, model_lines, residual_indices, shuffle_sections, windows,
@@ -61,8 +61,22 @@ def test_ngram_hashing_is_deterministic_and_per_line():
 def test_cues_mark_residual_lines_and_numbering():
     f = featurize(["1.2 Setup", "Body text that goes on.", "（一）范围"], 1, 1 << 10)
     assert f.cues.shape == (3, N_CUES)
-    assert f.cues[0, -4] == 1 and f.cues[1, -4] == 0 and f.cues[1, -3] == 1
+    residual, first_new, layout_known = N_TEXT_CUES, N_TEXT_CUES + 1, N_TEXT_CUES + 4
+    assert f.cues[0, residual] == 1 and f.cues[1, residual] == 0 and f.cues[1, first_new] == 1
     assert not np.array_equal(f.cues[0], f.cues[2])
+    assert not f.cues[:, layout_known].any()  # no layout given
+    from models.protocol import LineLayout
+
+    shaped = featurize(["1.2 Setup", "Body text that goes on."], 0, 1 << 10,
+                       [LineLayout(blank_before=True, blank_after=True), LineLayout(starts_line=False)])
+    assert shaped.cues[:, layout_known].all() and not np.array_equal(shaped.cues[0], shaped.cues[1])
+
+
+def test_outline_numbers_and_numbering_keys():
+    assert [outline_depth(t) for t in ["3 Scope", "3.2 Terms", "J.3.1. Annex", "2024 was a year", "Intro"]] == [1, 2, 3, 0, 0]
+    assert numbering_key("1.2 Setup") == "outline-2"
+    assert numbering_key("1.2 This line ends like a sentence.") is None
+    assert numbering_key("Plain heading") is None
 
 
 # -- samples ------------------------------------------------------------------------

@@ -7,9 +7,10 @@ engine_doubles) and a window of overhead 10 + 3k tokens holds k lines.
 import pytest
 
 from engine_doubles import ScriptedModel, oracle
-from hichunk.engine import EngineSettings, PredictionCache, infer_points, residual_units
+from hichunk.engine import EngineSettings, PredictionCache, infer_points, residual_units, window_key
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.errors import HichunkError
+from models.protocol import LineLayout, Window
 
 
 def window_for(lines: int, overhead: int = 10) -> int:
@@ -199,6 +200,24 @@ def test_prediction_cache_reruns_only_changed_windows(tmp_path):
     assert [w.cache for w in c.windows] == ["hit", "hit", "miss"]
     other = ScriptedModel(oracle(levels), window_tokens=window_for(11), name="another model")
     assert [w.cache for w in infer_points(texts, other, cache=cache).windows] == ["miss"] * 3
+
+
+def test_layout_follows_the_lines_into_windows_and_cache_keys(tmp_path):
+    texts, levels = reference_example()
+    layout = [LineLayout(True, True, i % 2 == 0, i % 3 == 0, i % 5 == 0) for i in range(len(texts))]
+    model = ScriptedModel(oracle(levels), window_tokens=window_for(28))
+    plain = ScriptedModel(oracle(levels), window_tokens=window_for(28))
+    assert infer_points(texts, model, layout=layout).points == infer_points(texts, plain).points
+    assert any(w.n_residual for w in model.seen)
+    for w in model.seen:
+        assert w.layout == tuple(layout[int(t[1:])] for t in w.lines)
+    assert all(w.layout == () for w in plain.seen)
+    shown = model.seen[0]
+    flipped = Window(shown.lines, shown.n_residual, shown.is_last, (LineLayout(False),) + shown.layout[1:])
+    keys = {window_key("m", shown), window_key("m", flipped), window_key("m", Window(shown.lines, 0, shown.is_last))}
+    assert len(keys) == 3
+    with pytest.raises(HichunkError, match="layout"):
+        infer_points(texts, model, layout=layout[:-1])
 
 
 def test_parse_errors_are_cached_too(tmp_path):

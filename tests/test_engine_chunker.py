@@ -12,7 +12,7 @@ from hichunk.errors import HichunkError
 from hichunk.sentences import split_sentences
 from hichunk.tree import Boundary
 from models.prompt import INSTRUCTION, build_prompt, check_starts, format_answer, load_instruction, parse_answer
-from models.protocol import ChunkStart, ParseError
+from models.protocol import ChunkStart, LineLayout, ParseError
 
 DOC = """# Solar panels
 
@@ -44,6 +44,23 @@ def test_model_units_hide_heading_markers_and_stay_one_line():
     assert body and all(doc.clean.startswith(u.text, u.offset) for u in body)
     long = parse_document("x" * 2500 + "\n", "text")
     assert [len(u.text) for u in model_units(long, split_sentences(long))] == [1000]
+
+
+def test_units_carry_their_layout_and_the_model_sees_it(tokenizer):
+    doc = parse_document(DOC, "markdown")
+    units = model_units(doc, split_sentences(doc))
+    layout = {u.text: u.layout for u in units}
+    assert layout["Mounting"] == LineLayout(True, True, True, True, False)  # a whole line between blank lines
+    assert layout["Solar panels turn light into power."] == LineLayout(True, False, True, False, False)
+    assert layout["They work best in the sun."] == LineLayout(False, True, False, True, False)
+    assert layout["Check the roof first."] == LineLayout(True, False, False, False, False)  # no blank line above
+    model = ScriptedModel([""], window_tokens=60)
+    chunk_document(doc, "hichunk", ChunkOptions(hints="ignore", tokenizer=tokenizer), model=model)
+    for window in model.seen:
+        assert len(window.layout) == len(window.lines)
+        assert all(x == layout[t] for t, x in zip(window.lines, window.layout))
+    indented = parse_document("Intro line\n\n    code here\n", "markdown")
+    assert [u.layout.indented for u in model_units(indented, split_sentences(indented))] == [False, True]
 
 
 def test_hints_ignore_takes_every_start_from_the_model(tokenizer):

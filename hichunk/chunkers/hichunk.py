@@ -47,7 +47,8 @@ class HichunkChunker:
         """The model's chunk starts as boundaries, and a summary of the run for the tree's meta."""
         units = model_units(doc, sentences)
         report = None if self.on_window is None else (lambda record: self.on_window(doc.name, record))
-        result = infer_points([u.text for u in units], self.model, self.settings, self.cache, report, self.progress)
+        result = infer_points([u.text for u in units], self.model, self.settings, self.cache, report, self.progress,
+                              [u.layout for u in units])
         # With explicit headings in use, a fallback start says nothing about the text: leave it out.
         skip = result.fallbacks if self.options.hints == "use" and doc.headings else set()
         bounds = [Boundary(units[u].offset, level, title) for u, (level, title) in sorted(result.points.items()) if u not in skip]

@@ -1,7 +1,7 @@
 """Prediction cache: a model's outcome per exact window input, so edited documents re-run only changed windows.
 
 The key is the SHA-256 of the model's name (which covers its weights and
-settings) and the exact window (lines, residual count, last-window flag). The
+settings) and the exact window (lines, residual count, last-window flag, layout). The
 value is what the model answered: chunk starts and raw text, or the parse error
 it caused. Backend failures (a server down) are never cached.
 
@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import sqlite3
+from dataclasses import astuple
 
 from models.protocol import Window
 from hichunk.paths import cache_dir
@@ -30,8 +31,11 @@ def default_cache_path() -> str:
 
 
 def window_key(model_name: str, window: Window) -> str:
-    """Cache key of one window input for one model."""
-    payload = json.dumps([model_name, window.n_residual, window.is_last, list(window.lines)], ensure_ascii=False)
+    """Cache key of one window input for one model (its layout included when it has one)."""
+    parts = [model_name, window.n_residual, window.is_last, list(window.lines)]
+    if window.layout:
+        parts.append([[int(v) for v in astuple(x)] for x in window.layout])
+    payload = json.dumps(parts, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 

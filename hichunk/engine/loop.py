@@ -1,6 +1,6 @@
 """The iterative windowed inference of REFERENCE.md §1, independent of the model.
 
-Over a list of unit texts (one model line each):
+Over a list of unit texts (one model line each), with their layout when known:
 
 1. Fill a window: residual lines first, then new lines up to the token budget.
 2. Ask the model for chunk starts (through the prediction cache). An answer
@@ -35,7 +35,7 @@ from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.errors import HichunkError
 from models.prompt import check_starts
-from models.protocol import ChunkStart, ParseError, SplitPointModel, Window
+from models.protocol import ChunkStart, LineLayout, ParseError, SplitPointModel, Window
 
 OK, PARSE_ERROR, INVALID = "ok", "parse_error", "invalid"
 RESTART, CONTINUE, LAST = "restart", "continue", "last"
@@ -146,8 +146,12 @@ def infer_points(
     cache: PredictionCache | None = None,
     on_window: Callable[[WindowRecord], None] | None = None,
     progress: bool = False,
+    layout: Sequence[LineLayout] | None = None,
 ) -> EngineResult:
-    """Chunk starts over ``texts`` (one model line per unit) by iterative windowed inference."""
+    """Chunk starts over ``texts`` (one model line per unit) by iterative windowed inference.
+
+    ``layout``, one ``LineLayout`` per text, is passed on to the model with each window.
+    """
     settings = settings or EngineSettings()
     window_tokens = settings.window_tokens or model.window_tokens
     overhead = model.overhead_tokens()
@@ -155,6 +159,8 @@ def infer_points(
     if budget <= 0:
         raise HichunkError(f"a window of {window_tokens} tokens leaves no room for lines: "
                            f"the instruction and template alone take {overhead}")
+    if layout is not None and len(layout) != len(texts):
+        raise HichunkError(f"layout for {len(layout)} lines given with {len(texts)} lines")
     counter = LineCounter(model.count_tokens, texts)
     result = EngineResult({})
     points = result.points
@@ -168,7 +174,8 @@ def infer_points(
             r = len(filled.residual)
             is_last = start + filled.n_new == n
             lines = tuple(texts[u] for u in filled.residual) + tuple(texts[start : start + filled.n_new])
-            outcome = _predict(model, Window(lines, r, is_last), cache)
+            shape = () if layout is None else tuple(layout[u] for u in filled.residual) + tuple(layout[start : start + filled.n_new])
+            outcome = _predict(model, Window(lines, r, is_last, shape), cache)
 
             status, error = OK, outcome.error
             if error is not None:

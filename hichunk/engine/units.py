@@ -5,7 +5,9 @@ model reads of a sentence is its clean text with heading markers hidden (the
 model must infer structure from content), line breaks turned into spaces (each
 unit must stay one numbered line) and truncated (long sentences carry little
 extra signal and would crowd the window). Sentences left empty by this (a bare
-``#`` line) are not shown; their text stays in the chunk around them.
+``#`` line) are not shown; their text stays in the chunk around them. Each unit
+also records its layout (``LineLayout``: whole line or not, blank lines around,
+indentation) from the clean view, which stays visible when markers are hidden.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from hichunk.document.model import Document
 from hichunk.sentences import MAX_CHARS_EN, MAX_CHARS_ZH, Sentence, truncate_for_model
 from hichunk.tree.build import heading_title
+from models.protocol import LineLayout
 
 # Everything str.splitlines() treats as a line break.
 _BREAKS = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
@@ -28,6 +31,7 @@ class Unit:
     sentence: int
     offset: int
     text: str
+    layout: LineLayout = LineLayout()
 
 
 def model_text(doc: Document, sentence: Sentence, max_chars_en: int = MAX_CHARS_EN, max_chars_zh: int = MAX_CHARS_ZH) -> str:
@@ -39,6 +43,17 @@ def model_text(doc: Document, sentence: Sentence, max_chars_en: int = MAX_CHARS_
     return truncate_for_model(text, max_chars_en, max_chars_zh)
 
 
+def sentence_layout(doc: Document, sentence: Sentence) -> LineLayout:
+    """The layout of one sentence: its place on its line and the blank lines around that line."""
+    line = doc.lines[sentence.line]
+    before = line.text[: sentence.start - line.clean_start]
+    after = line.text[sentence.end - line.clean_start :]
+    starts, ends = not before.strip(), not after.strip()
+    above = sentence.line == 0 or doc.lines[sentence.line - 1].is_blank
+    below = sentence.line + 1 == len(doc.lines) or doc.lines[sentence.line + 1].is_blank
+    return LineLayout(starts, ends, starts and above, ends and below, line.text[:1].isspace())
+
+
 def model_units(doc: Document, sentences: list[Sentence], max_chars_en: int = MAX_CHARS_EN,
                 max_chars_zh: int = MAX_CHARS_ZH) -> list[Unit]:
     """The units of a document, in order (sentences with nothing to show are left out)."""
@@ -46,5 +61,5 @@ def model_units(doc: Document, sentences: list[Sentence], max_chars_en: int = MA
     for i, s in enumerate(sentences):
         text = model_text(doc, s, max_chars_en, max_chars_zh)
         if text:
-            out.append(Unit(i, s.start, text))
+            out.append(Unit(i, s.start, text, sentence_layout(doc, s)))
     return out

@@ -1,10 +1,14 @@
-"""Line features for the encoder model: hashed character n-grams plus cheap layout cues.
+"""Line features for the encoder model: hashed character n-grams, text cues, layout and numbering context.
 
 Each model-input line becomes (a) a bag of hashed character n-grams of its
 lower-cased text, framed by start/end markers so that "how a line begins and
-ends" is visible, and (b) a short vector of hand-made cues that headings give
-away: length, final punctuation, numbering style and depth (``3.2``, ``第2章``,
-``一、``, ``（一）``), case, code-likeness, position in the window.
+ends" is visible, and (b) a vector of cues: what the text gives away (length,
+final punctuation, numbering style and depth such as ``3.2``, ``第2章``,
+``一、``, ``（一）``, case, code-likeness), where the line sits in the
+document's layout (a whole source line, blank lines around it, indentation:
+``models.protocol.LineLayout``) and how its numbering relates to the other
+numbered heading-like lines of the window ("2." after "1.2" is as shallow as
+"1."; the first numbering style met is the top one).
 
 The n-gram hash is a fixed polynomial over Unicode code points (never Python's
 salted ``hash``), so features, and therefore predictions, are identical from
@@ -15,16 +19,18 @@ characters are the unit, no tokenizer or vocabulary is needed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from functools import lru_cache
+from typing import Sequence
 
 import numpy as np
 
 from hicbench.data.numbering import PATTERNS, number_pattern
 from hichunk.sentences import is_chinese
+from models.protocol import LineLayout
 
 NGRAM_SIZES = (1, 2, 3, 4)
-NGRAM_CHARS = 160  # n-grams come from the first this-many characters of a line (plus its last few)
+NGRAM_CHARS = 96  # n-grams come from the first this-many characters of a line (plus its last few)
 TAIL_CHARS = 12
 _START, _END = 0x02, 0x03
 _MULT = np.uint64(0x100000001B3)
@@ -32,12 +38,16 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 NUMBER_STYLES = tuple(name for name, _ in PATTERNS)
 _END_MARKS = (".", "。", ":", "：", ",", "，", ";", "；", "?", "？", "!", "！", ")", "）")
-_DECIMAL = re.compile(r"^\s*[0-9０-９]{1,3}((?:[.．][0-9０-９]{1,3})*)")
+_SENTENCE_END = (".", "。", ";", "；", ",", "，", "!", "！", "?", "？")
+# outline numbers: "3", "3.2", "3.2.1.", "J.3.1." (appendix letters), followed by a space or the end
+_OUTLINE = re.compile(r"^(?:[0-9０-９]{1,3}|[A-Z](?=[.．]))((?:[.．][0-9０-９]{1,3})*)[.．]?(?:\s|$)")
 _BULLET = re.compile(r"^\s*(?:[-*+•·▪◦‣]|\d{1,3}[.)]|[a-z][.)])\s")
 _CODE = re.compile(r"[{}()\[\]=<>;_/\\$@|`]")
 _URL = re.compile(r"https?://|www\.")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _ENDS_ALNUM = re.compile(r"[\w\u3400-\u9fff]$")
+HEADING_CHARS = 100  # longer lines are never taken as numbered heading candidates
+RANKS = 4  # numbering relations are one-hot over 0, 1, 2, 3+
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +67,7 @@ def _codepoints(text: str) -> np.ndarray:
     return np.concatenate(([_START], arr, [_END])).astype(np.uint64)
 
 
-def hash_ngrams(lines: list[str], buckets: int) -> tuple[np.ndarray, np.ndarray]:
+def hash_ngrams(lines: Sequence[str], buckets: int) -> tuple[np.ndarray, np.ndarray]:
     """Bucket ids of every character n-gram (sizes ``NGRAM_SIZES``) of every line, and per-line offsets."""
     if not lines:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -88,15 +98,46 @@ def hash_ngrams(lines: list[str], buckets: int) -> tuple[np.ndarray, np.ndarray]
     return flat[order], offsets
 
 
-@lru_cache(maxsize=1 << 16)
-def _cue_vector(text: str) -> tuple[float, ...]:
+def outline_depth(text: str) -> int:
+    """Depth of an outline number at the start of ``text`` ("3" and "3." 1, "3.2" 2, "J.3.1." 3), else 0."""
+    m = _OUTLINE.match(text)
+    if not m:
+        return 0
+    return 1 + m.group(1).count(".") + m.group(1).count("．")
+
+
+def _heading_like(text: str) -> bool:
+    """Short enough for a heading and not ending like a sentence."""
+    s = text.strip()
+    return bool(s) and len(s) <= HEADING_CHARS and not s.endswith(_SENTENCE_END)
+
+
+@lru_cache(maxsize=1 << 14)
+def numbering_key(text: str) -> str | None:
+    """How a heading-like line is numbered ("outline-2", "zh-chapter"...), or None for other lines.
+
+    Heading-like: numbered, at most ``HEADING_CHARS`` long, not ending like a
+    sentence. Lines with equal keys are numbered the same way.
+    """
+    s = text.strip()
+    if not _heading_like(s):
+        return None
+    depth = outline_depth(s)
+    style = number_pattern(s)
+    if depth and style in (None, "decimal", "letter"):
+        return f"outline-{depth}"
+    return style
+
+
+@lru_cache(maxsize=1 << 14)
+def text_cues(text: str) -> tuple[float, ...]:
+    """Cues of one line's text alone (cached: residual lines recur from window to window)."""
     s = text.strip()
     n = len(s)
     words = _WORD.findall(s)
     zh = is_chinese(s) if s else False
     style = number_pattern(s) if s else None
-    dec = _DECIMAL.match(s) if style == "decimal" else None
-    depth = (dec.group(1).count(".") + dec.group(1).count("．") + 1) if dec else (1 if style else 0)
+    depth = outline_depth(s)
     last = s[-1:] if s else ""
     caps = [w for w in words if w[:1].isupper()]
     alpha = [c for c in s if c.isalpha()]
@@ -107,12 +148,15 @@ def _cue_vector(text: str) -> tuple[float, ...]:
         float(n <= 80),
         float(zh),
         float(bool(s) and s[0].isupper()),
+        float(bool(s) and s[0].islower()),
         len(caps) / len(words) if words else 0.0,
         float(bool(alpha) and all(c.isupper() for c in alpha if c.isascii())) if alpha else 0.0,
         float(bool(s) and s[0].isdigit()),
         min(depth, 4) / 4.0,
+        float(numbering_key(s) is not None),
         float(bool(_BULLET.match(s))),
         min(len(_CODE.findall(s)) / max(n, 1) * 5.0, 1.0),
+        float(s.startswith(("```", "~~~"))),
         float(bool(_URL.search(s))),
         float(bool(_ENDS_ALNUM.search(s))),
     ]
@@ -121,27 +165,75 @@ def _cue_vector(text: str) -> tuple[float, ...]:
     return tuple(cues)
 
 
-N_CUES = len(_cue_vector("x")) + 4  # + position cues added per window
+N_TEXT_CUES = len(text_cues("x"))
+N_LAYOUT_CUES = 1 + len(astuple(LineLayout()))  # "layout known" + the layout fields
+N_WINDOW_CUES = 4 + N_LAYOUT_CUES + 2 * RANKS + 3 + 1 + 2
+N_CUES = N_TEXT_CUES + N_WINDOW_CUES
 
 
-def window_cues(lines: list[str], n_residual: int) -> np.ndarray:
-    """Dense cue matrix of a window: per-line cues plus where each line sits in the window."""
+def _numbering_relations(keys: Sequence[str | None], out: np.ndarray) -> None:
+    """Fill each numbered heading-like line's relation to the others of the window into ``out`` [n, 2 * RANKS + 4].
+
+    Columns: rank of its style in order of first appearance (one-hot); outline
+    depth relative to the shallowest outline number in the window (one-hot);
+    shallower / same / deeper than the previous numbered line; same key as it.
+    """
+    depths = [int(k[8:]) for k in keys if k and k.startswith("outline-")]
+    top = min(depths, default=0)
+    order: dict[str, int] = {}
+    prev_key, prev_depth = None, 0
+    for i, key in enumerate(keys):
+        if key is None:
+            continue
+        rank = order.setdefault(key, len(order))
+        out[i, min(rank, RANKS - 1)] = 1.0
+        depth = int(key[8:]) if key.startswith("outline-") else 0
+        if depth:
+            out[i, RANKS + min(depth - top, RANKS - 1)] = 1.0
+        if prev_key is not None:
+            if depth and prev_depth:
+                out[i, 2 * RANKS + (0 if depth < prev_depth else 1 if depth == prev_depth else 2)] = 1.0
+            out[i, 2 * RANKS + 3] = float(key == prev_key)
+        prev_key, prev_depth = key, depth
+
+
+def window_cues(lines: Sequence[str], n_residual: int, layout: Sequence[LineLayout] = (),
+                text_rows: np.ndarray | None = None) -> np.ndarray:
+    """Dense cue matrix of a window: text cues, position, layout and numbering relations of each line.
+
+    ``text_rows`` may bring the lines' ``text_cues`` already computed (training keeps them per line).
+    """
     n = len(lines)
     out = np.zeros((n, N_CUES), dtype=np.float32)
-    for i, text in enumerate(lines):
-        row = _cue_vector(text)
-        out[i, : len(row)] = row
-    if n:
-        idx = np.arange(n)
-        out[:, -4] = idx < n_residual
-        out[:, -3] = idx == n_residual
-        out[:, -2] = idx == 0
-        out[:, -1] = np.minimum(idx, 50) / 50.0
+    if not n:
+        return out
+    out[:, :N_TEXT_CUES] = [text_cues(t) for t in lines] if text_rows is None else text_rows
+    col = N_TEXT_CUES
+    idx = np.arange(n)
+    out[:, col] = idx < n_residual
+    out[:, col + 1] = idx == n_residual
+    out[:, col + 2] = idx == 0
+    out[:, col + 3] = np.minimum(idx, 50) / 50.0
+    col += 4
+    if layout:
+        out[:, col] = 1.0
+        out[:, col + 1 : col + N_LAYOUT_CUES] = [astuple(x) for x in layout]
+    col += N_LAYOUT_CUES
+    whole = [x.starts_line and x.ends_line for x in layout] if layout else [True] * n
+    keys = [numbering_key(t) if w else None for t, w in zip(lines, whole)]
+    _numbering_relations(keys, out[:, col : col + 2 * RANKS + 4])
+    col += 2 * RANKS + 4
+    # how numbered the window's heading-like lines are: in a numbered document, an unnumbered term is no heading
+    alone = [x.blank_before and x.blank_after for x in layout] if layout else whole
+    candidates = [k for t, a, k in zip(lines, alone, keys) if a and _heading_like(t)]
+    numbered = sum(k is not None for k in candidates)
+    out[:, col] = numbered / len(candidates) if candidates else 0.0
+    out[:, col + 1] = min(numbered, 8) / 8.0
     return out
 
 
-def featurize(lines: list[str], n_residual: int, buckets: int) -> LineFeatures:
+def featurize(lines: Sequence[str], n_residual: int, buckets: int, layout: Sequence[LineLayout] = ()) -> LineFeatures:
     """All features of one window of model-input lines (edge whitespace ignored)."""
     lines = [t.strip() for t in lines]
     ids, offsets = hash_ngrams(lines, buckets)
-    return LineFeatures(ids, offsets, window_cues(lines, n_residual))
+    return LineFeatures(ids, offsets, window_cues(lines, n_residual, layout))

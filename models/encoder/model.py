@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 
 from hichunk.errors import HichunkError
-from models.protocol import ChunkStart, Prediction, Window
+from models.protocol import ChunkStart, LineLayout, Prediction, Window
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "weights")
 CONFIG_FILE = "config.json"
@@ -32,7 +34,7 @@ class DecodeConfig:
     threshold: float = 0.5  # a line starts a chunk when P(start) >= threshold
     max_jump: int = 0  # > 0: a start may be at most this many levels deeper than the previous start
     compact: bool = False  # close gaps between the levels used in a window ({1, 3, 4} -> {1, 2, 3})
-
+    rel_weight: float = 0.0  # weight of the level-change scores against the absolute level scores
 
 @dataclass
 class EncoderConfig:
@@ -70,25 +72,78 @@ def _compact(levels: list[int]) -> dict[int, int]:
     return out
 
 
-def decode_levels(probs: np.ndarray, n_residual: int, cfg: DecodeConfig) -> list[ChunkStart]:
-    """Chunk starts on the window's new lines from per-line level probabilities [n, 1 + max_level].
+REL_MIN = -3  # level change classes: -3 or shallower, -2, -1, 0, +1, ... (the last class takes larger steps too)
 
-    Residual lines take part in the decoding (their starts give the level
-    context) but only starts on new lines are returned.
+
+def rel_class(change: int, n_classes: int) -> int:
+    """Class index of a level change from the previous start (clipped into the ``n_classes`` classes)."""
+    return min(max(change - REL_MIN, 0), n_classes - 1)
+
+
+def best_levels(level_probs: np.ndarray, rel_probs: np.ndarray | None, cfg: DecodeConfig) -> list[int]:
+    """The most likely levels of a sequence of chunk starts (Viterbi over levels).
+
+    ``level_probs`` [k, max_level]: each start's level distribution; ``rel_probs``
+    [k, rel_classes] (optional): its level change from the previous start. A
+    sequence scores the sum of log level probabilities plus ``rel_weight``
+    times the log change probabilities, and may go at most ``max_jump`` levels
+    deeper from one start to the next (when ``max_jump`` > 0).
     """
+    k, n_levels = level_probs.shape
+    if k == 0:
+        return []
+    log_abs = np.log(np.maximum(level_probs, 1e-9))
+    levels = np.arange(1, n_levels + 1)
+    change = levels[None, :] - levels[:, None]  # [previous, current]
+    allowed = change <= cfg.max_jump if cfg.max_jump > 0 else np.ones_like(change, dtype=bool)
+    use_rel = rel_probs is not None and cfg.rel_weight > 0
+    if use_rel:
+        classes = np.clip(change - REL_MIN, 0, rel_probs.shape[1] - 1)
+        log_rel = np.log(np.maximum(rel_probs, 1e-9))
+    score = log_abs[0]
+    back = np.zeros((k, n_levels), dtype=np.int64)
+    for t in range(1, k):
+        trans = np.where(allowed, 0.0, -np.inf)
+        if use_rel:
+            trans = trans + cfg.rel_weight * log_rel[t][classes]
+        total = score[:, None] + trans
+        back[t] = total.argmax(axis=0)
+        score = total.max(axis=0) + log_abs[t]
+    path = [int(score.argmax())]
+    for t in range(k - 1, 0, -1):
+        path.append(int(back[t, path[-1]]))
+    return [lv + 1 for lv in reversed(path)]
+
+
+def decode_levels(probs: np.ndarray, n_residual: int, cfg: DecodeConfig, max_level: int) -> list[ChunkStart]:
+    """Chunk starts on the window's new lines from per-line probabilities [n, 1 + max_level (+ rel_classes)].
+
+    A line starts a chunk when P(start) reaches the threshold; the levels of
+    all starts are then chosen together (``best_levels``). Residual lines take
+    part in the decoding (their starts give the level context) but only
+    starts on new lines are returned.
+    """
+    n_levels = max_level
     p_start = 1.0 - probs[:, 0]
-    best = probs[:, 1:].argmax(axis=1) + 1
-    lines, levels = [], []
-    prev = 0
-    for i in np.flatnonzero(p_start >= cfg.threshold):
-        level = int(best[i])
-        if cfg.max_jump > 0 and prev > 0:
-            level = min(level, prev + cfg.max_jump)
-        prev = level
-        lines.append(int(i))
-        levels.append(level)
+    lines = np.flatnonzero(p_start >= cfg.threshold)
+    level_probs = probs[lines, 1 : 1 + n_levels]
+    level_probs = level_probs / np.maximum(level_probs.sum(axis=1, keepdims=True), 1e-9)
+    rel = probs[lines, 1 + n_levels :] if probs.shape[1] > 1 + n_levels else None
+    levels = best_levels(level_probs, rel, cfg)
     remap = _compact(levels) if cfg.compact else {}
-    return [ChunkStart(i, remap.get(lv, lv), True) for i, lv in zip(lines, levels) if i >= n_residual]
+    return [ChunkStart(int(i), remap.get(lv, lv), True) for i, lv in zip(lines, levels) if i >= n_residual]
+
+
+@contextmanager
+def _one_thread(torch):
+    """Run the network on one intra-op thread: its small recurrent kernels gain nothing from more, and on a
+    busy machine worker threads that wait for a core slow each step down many times over."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class EncoderModel:
@@ -113,22 +168,27 @@ class EncoderModel:
     def overhead_tokens(self) -> int:
         return 0
 
-    def probabilities(self, lines: list[str], n_residual: int = 0) -> np.ndarray:
-        """Per-line probabilities [n_lines, 1 + max_level] (column 0: no chunk starts here)."""
+    def probabilities(self, lines: Sequence[str], n_residual: int = 0, layout: Sequence[LineLayout] = ()) -> np.ndarray:
+        """Per-line probabilities [n_lines, 1 + max_level + rel_classes].
+
+        Column 0: no chunk starts here; then each level; then (when the network
+        has them) each level change from the previous start, a distribution of its own.
+        """
         from models.encoder.features import featurize
 
         if not lines:
-            return np.zeros((0, self.net.cfg.max_level + 1), dtype=np.float32)
+            return np.zeros((0, self.net.cfg.max_level + 1 + self.net.cfg.rel_classes), dtype=np.float32)
         torch = self._torch
-        feats = featurize(list(lines), n_residual, self.net.cfg.buckets)
-        with torch.inference_mode():
+        feats = featurize(lines, n_residual, self.net.cfg.buckets, layout)
+        with torch.inference_mode(), _one_thread(torch):
             logits = self.net(torch.from_numpy(feats.ngram_ids), torch.from_numpy(feats.ngram_offsets),
                               torch.from_numpy(feats.cues), [len(lines)])[0]
-            return torch.softmax(logits, dim=-1).numpy()
+            head = self.net.cfg.max_level + 1
+            return torch.cat([torch.softmax(logits[:, :head], -1), torch.softmax(logits[:, head:], -1)], -1).numpy()
 
     def predict(self, window: Window) -> Prediction:
-        probs = self.probabilities(list(window.lines), window.n_residual)
-        return Prediction(decode_levels(probs, window.n_residual, self.config.decode))
+        probs = self.probabilities(window.lines, window.n_residual, window.layout)
+        return Prediction(decode_levels(probs, window.n_residual, self.config.decode, self.net.cfg.max_level))
 
 
 def save_encoder(directory: str, config: EncoderConfig, state: dict) -> None:

@@ -1,10 +1,14 @@
 """The sequence labeller: line vectors -> BiGRU over the window -> level per line.
 
 A line vector is the mean of its hashed n-gram embeddings joined with a
-projection of its layout cues. A bidirectional GRU reads the whole window, so a
-line is judged with its neighbours (a short line followed by a long paragraph,
-the numbering of the previous heading...). The output per line is a
-distribution over ``0`` (no chunk starts here) and levels ``1..max_level``.
+projection of its cues. A bidirectional GRU reads the whole window, so a line
+is judged with its neighbours (a short line followed by a long paragraph, the
+numbering of the previous heading...). The output per line is a distribution
+over ``0`` (no chunk starts here) and levels ``1..max_level``, and, with
+``rel_classes``, a second one over the level change from the previous chunk
+start (``models.encoder.model.rel_class``):
+"a sibling", "a child", "back up one" are local judgements, easier to learn
+than an absolute depth, and the decoder combines both.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ class NetConfig:
     layers: int = 2
     max_level: int = 6
     dropout: float = 0.1
+    rel_classes: int = 0  # > 0: also predict the level change from the previous start
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -76,14 +81,17 @@ class LineLabeller(nn.Module):
         self.cues = nn.Sequential(nn.Linear(cfg.n_cues, cfg.cue_dim), nn.Tanh())
         self.proj = nn.Sequential(nn.Linear(cfg.embed_dim + cfg.cue_dim, cfg.hidden), nn.Tanh(), nn.Dropout(cfg.dropout))
         self.rnn = BiGRU(cfg.hidden, cfg.layers, cfg.dropout)
-        self.out = nn.Linear(2 * cfg.hidden, cfg.max_level + 1)
+        self.out = nn.Linear(2 * cfg.hidden, cfg.max_level + 1 + cfg.rel_classes)
 
     def line_vectors(self, ids: torch.Tensor, offsets: torch.Tensor, cues: torch.Tensor) -> torch.Tensor:
         """[n_lines, hidden] vectors for a flat batch of lines."""
         return self.proj(torch.cat([self.ngrams(ids, offsets), self.cues(cues)], dim=-1))
 
     def forward(self, ids: torch.Tensor, offsets: torch.Tensor, cues: torch.Tensor, lengths: list[int]) -> torch.Tensor:
-        """Level logits [batch, max_len, max_level + 1] for windows whose lines are given flat, window after window."""
+        """Logits [batch, max_len, max_level + 1 + rel_classes] for windows whose lines are given flat, one after another.
+
+        The first ``max_level + 1`` columns score "no start" and each level, the rest each level change.
+        """
         vecs = self.line_vectors(ids, offsets, cues)
         padded = nn.utils.rnn.pad_sequence(list(torch.split(vecs, lengths)), batch_first=True)
         return self.out(self.rnn(padded, lengths))

@@ -3,9 +3,12 @@
 A structured document gives labels for free: its sentences (``split_sentences``,
 a heading line is one sentence) are the model's lines, and a heading line is a
 chunk start of its level. The model input hides the heading markers and is
-truncated as at inference. Augmentation: sibling sections shuffled, section
-bodies cut short (content deletion), heading numbers stripped on a share of
-documents (real headings are often unnumbered). Long documents are cut into
+truncated as at inference, and each line keeps its layout (whole line, blank
+lines around, indentation) as the engine reports it. Augmentation: sibling
+sections shuffled, section bodies cut short (content deletion), heading numbers
+stripped on a share of documents (real headings are often unnumbered), blank
+lines or the whole layout hidden on a few (text without blank lines between
+paragraphs, callers that pass no layout). Long documents are cut into
 windows the way the engine cuts them at inference (see
 /work/notes/reference_behaviour.md §3.3-3.4), with residual lines from the
 current level-1 segment in front; residual lines are context only (no loss).
@@ -21,9 +24,10 @@ from hicbench.data.corpus import CorpusDoc
 from hicbench.data.numbering import strip_heading_number
 from hichunk.document import Document, parse_document
 from hichunk.engine.residual import residual_units
-from hichunk.engine.units import model_units
+from hichunk.engine.units import Unit, model_units
 from hichunk.engine.windows import LineCounter, fill_window
-from hichunk.sentences import Sentence, split_sentences
+from hichunk.sentences import split_sentences
+from models.protocol import LineLayout
 
 IGNORE = -100  # label of lines that carry no loss (residual context)
 
@@ -37,6 +41,7 @@ class LabelledDoc:
     lang: str
     texts: tuple[str, ...]
     levels: tuple[int, ...]
+    layout: tuple[LineLayout, ...] = ()  # one per line, or empty when unknown
 
 
 @dataclass(frozen=True)
@@ -47,26 +52,29 @@ class Sample:
     labels: tuple[int, ...]
     n_residual: int
     first: int = 0  # document index of the first new line
+    layout: tuple[LineLayout, ...] = ()
+    changes: tuple[int, ...] = ()  # per line: level change from the previous heading in the window (``IGNORE``: none)
     index: tuple[int, ...] = ()  # document index of every line (residual lines first)
 
 
-def unit_texts(doc: Document, sentences: list[Sentence]) -> tuple[list[int], list[str]]:
-    """Sentence index and model-input text of every sentence a model is shown (``hichunk.engine.model_units``)."""
+def labelled_units(doc: Document) -> tuple[list[Unit], list[int]]:
+    """The units a model is shown (``hichunk.engine.model_units``) and each one's heading level (0 if none)."""
+    sentences = split_sentences(doc)
     units = model_units(doc, sentences)
-    return [u.sentence for u in units], [u.text for u in units]
+    return units, [doc.lines[sentences[u.sentence].line].heading or 0 for u in units]
 
 
 def model_lines(doc: Document) -> tuple[list[str], list[int]]:
     """Model-input text of every shown sentence and its heading level (0 if none)."""
-    sentences = split_sentences(doc)
-    units, texts = unit_texts(doc, sentences)
-    return texts, [doc.lines[sentences[u].line].heading or 0 for u in units]
+    units, levels = labelled_units(doc)
+    return [u.text for u in units], levels
 
 
 def labelled(cdoc: CorpusDoc) -> LabelledDoc:
-    """A corpus document's lines and labels."""
-    texts, levels = model_lines(parse_document(cdoc.markdown, "markdown", cdoc.id))
-    return LabelledDoc(cdoc.id, cdoc.corpus, cdoc.lang, tuple(texts), tuple(levels))
+    """A corpus document's lines, layout and labels."""
+    units, levels = labelled_units(parse_document(cdoc.markdown, "markdown", cdoc.id))
+    return LabelledDoc(cdoc.id, cdoc.corpus, cdoc.lang, tuple(u.text for u in units), tuple(levels),
+                       tuple(u.layout for u in units))
 
 
 # -- augmentation --------------------------------------------------------------
@@ -117,7 +125,13 @@ def delete_content(doc: LabelledDoc, rng: random.Random, keep_min: int = 1, keep
 
 
 def _select(doc: LabelledDoc, order: list[int]) -> LabelledDoc:
-    return replace(doc, texts=tuple(doc.texts[i] for i in order), levels=tuple(doc.levels[i] for i in order))
+    return replace(doc, texts=tuple(doc.texts[i] for i in order), levels=tuple(doc.levels[i] for i in order),
+                   layout=tuple(doc.layout[i] for i in order) if doc.layout else ())
+
+
+def without_blank_lines(doc: LabelledDoc) -> LabelledDoc:
+    """The layout of the same text written without blank lines between paragraphs."""
+    return replace(doc, layout=tuple(replace(x, blank_before=False, blank_after=False) for x in doc.layout))
 
 
 @dataclass(frozen=True)
@@ -127,6 +141,8 @@ class AugmentPolicy:
     denumber: float = 0.35
     shuffle: float = 0.3
     delete: float = 0.3
+    no_blank_lines: float = 0.1
+    no_layout: float = 0.05
 
 
 def augment(doc: LabelledDoc, rng: random.Random, policy: AugmentPolicy) -> LabelledDoc:
@@ -137,6 +153,11 @@ def augment(doc: LabelledDoc, rng: random.Random, policy: AugmentPolicy) -> Labe
         doc = delete_content(doc, rng)
     if rng.random() < policy.denumber:
         doc = denumber(doc)
+    r = rng.random()
+    if r < policy.no_layout:
+        doc = replace(doc, layout=())
+    elif r < policy.no_layout + policy.no_blank_lines:
+        doc = without_blank_lines(doc)
     return doc
 
 
@@ -152,14 +173,24 @@ def residual_indices(levels: tuple[int, ...], next_start: int, window: int) -> l
     return residual_units(points, next_start, (window - 1) // 2, len)
 
 
+def level_changes(levels: list[int], n_residual: int) -> tuple[int, ...]:
+    """Each new heading's level minus the previous heading's in the window (``IGNORE`` elsewhere)."""
+    out, prev = [], 0
+    for k, lv in enumerate(levels):
+        out.append(lv - prev if lv and prev and k >= n_residual else IGNORE)
+        prev = lv or prev
+    return tuple(out)
+
+
 def windows(doc: LabelledDoc, budget: int, count_tokens: Callable[[str], int] | None = None) -> list[Sample]:
     """The windows the engine would show for ``doc``, assuming it predicts the true labels.
 
     ``budget`` is what the numbered lines of a window may cost: lines when
-    ``count_tokens`` is None (each line costs one), else tokens of the rendered
-    lines ``"{i} @ {text}\\n"`` (a model's window size minus its fixed
-    overhead). Windows are filled, restarted and given residual lines by the
-    engine's own functions (``hichunk.engine``).
+    ``count_tokens`` is None (each line costs one: the encoder's line-count
+    windows), else tokens of the rendered lines ``"{i} @ {text}\\n"`` (a
+    generative model's window size minus its fixed overhead). Windows are
+    filled, restarted and given residual lines by the engine's own functions
+    (``hichunk.engine``).
     """
     n = len(doc.texts)
     counter = LineCounter(count_tokens or _one, doc.texts)
@@ -170,8 +201,11 @@ def windows(doc: LabelledDoc, budget: int, count_tokens: Callable[[str], int] | 
         filled = fill_window(start, n, residual, budget, counter)
         new = list(range(start, start + filled.n_new))
         idx = [*filled.residual, *new]
-        labels = [IGNORE] * len(filled.residual) + [doc.levels[i] for i in new]
-        out.append(Sample(tuple(doc.texts[i] for i in idx), tuple(labels), len(filled.residual), start, tuple(idx)))
+        r = len(filled.residual)
+        labels = [IGNORE] * r + [doc.levels[i] for i in new]
+        layout = tuple(doc.layout[i] for i in idx) if doc.layout else ()
+        out.append(Sample(tuple(doc.texts[i] for i in idx), tuple(labels), r, start, layout,
+                          level_changes([doc.levels[i] for i in idx], r), tuple(idx)))
         if new[-1] == n - 1:
             break
         level1 = [i for i in new if doc.levels[i] == 1]
