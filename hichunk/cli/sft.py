@@ -14,7 +14,7 @@ import argparse
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, metavar="DIR", help="a built corpus (hichunk corpus build): train + dev splits")
     p.add_argument("--recipe", default="cpu", choices=["cpu", "gpu"],
-                   help="cpu: 1024-token windows, 280 windows, 1 thread (under an hour on 2 cores); "
+                   help="cpu: 1024-token windows, 280 windows, 1 thread (about an hour on a busy 2-core machine); "
                    "gpu: 4096-token windows, 8000 windows, batches of 8 (default: cpu)")
     p.add_argument("--max-tokens", type=int, metavar="N", help="window size in base-model tokens (default: the recipe's)")
     p.add_argument("--windows", type=int, metavar="N", help="training windows (default: the recipe's)")
