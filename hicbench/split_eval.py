@@ -1,7 +1,8 @@
-"""Split-point benchmark: the encoder model beside structure-free baselines, on a built corpus.
+"""Split-point benchmark: the split-point models beside structure-free baselines, on a built corpus.
 
     python -m hicbench.split_eval --corpus /work/data/corpus --split test
     python -m hicbench.split_eval --corpus /work/data/corpus_denumbered --split test
+    python -m hicbench.split_eval --corpus /work/data/corpus --methods encoder hichunk-gen --per-lang 30
 
 The paper's protocol: heading markers are hidden from every method (they must
 infer structure from content), and the predicted chunks are scored against the
@@ -10,6 +11,12 @@ language and overall: F1_L1, F1_L2 and F1 without level with 95% bootstrap
 intervals over documents, and end-to-end seconds per document and per 10k
 words (parse, sentences, features, prediction, tree; models loaded once,
 before timing). Chinese "words" are counted as non-space characters.
+Model methods also report the share of windows whose answer could not be
+parsed or failed validation (the engine then falls back to one level-1 start).
+Any registered model name (``models.registry.MODELS``) or adapter folder
+is a method; ``--per-lang N`` scores an even sample of N documents per
+language (the same documents for every method) when a slow model cannot
+run the whole split.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from dataclasses import dataclass, field
 from hicbench.data.corpus import CorpusDoc, load_split
 from hicbench.metrics.splits import SplitCounts, bootstrap_ci, count_splits
 from hichunk.document import Document, parse_document
+from hichunk.engine.loop import INVALID, PARSE_ERROR
 from hichunk.tree.model import ChunkTree
 
 log = logging.getLogger(__name__)
@@ -41,6 +49,9 @@ class MethodResult:
     seconds: list[float] = field(default_factory=list)
     words: list[int] = field(default_factory=list)
     groups: list[tuple[str, str]] = field(default_factory=list)  # (corpus, lang) per document
+    windows: list[int] = field(default_factory=list)  # model methods: windows per document
+    parse_errors: list[int] = field(default_factory=list)  # ... of them with an unreadable answer
+    invalid: list[int] = field(default_factory=list)  # ... of them with starts that failed validation
 
 
 def doc_words(cdoc: CorpusDoc) -> int:
@@ -64,7 +75,11 @@ def score_tree(doc: Document, tree: ChunkTree) -> SplitCounts:
 
 
 class ModelChunker:
-    """A split-point model run through the engine over a document's sentences, heading markers hidden."""
+    """A split-point model run through the engine over a document's sentences, heading markers hidden.
+
+    ``statuses`` holds the engine's verdict on every window of the last
+    chunked document (``ok``, ``parse_error`` or ``invalid``).
+    """
 
     def __init__(self, model, name: str, tokenizer=None):
         from hichunk.chunkers import ChunkOptions
@@ -73,9 +88,12 @@ class ModelChunker:
 
         self.model = model
         self.name = name
-        self._chunker = HichunkChunker(ChunkOptions(hints="ignore", tokenizer=tokenizer or load_tokenizer()), model=model)
+        self.statuses: list[str] = []
+        self._chunker = HichunkChunker(ChunkOptions(hints="ignore", tokenizer=tokenizer or load_tokenizer()), model=model,
+                                       on_window=lambda _doc, record: self.statuses.append(record.status))
 
     def chunk(self, doc: Document) -> ChunkTree:
+        self.statuses = []
         return self._chunker.chunk(doc)
 
 
@@ -93,9 +111,25 @@ def make_chunker(method: str, model_dir: str | None, window: int | None = None):
         from models.rules import HeadingRules
 
         return ModelChunker(HeadingRules(), "rules")
+    from models.adapter import is_adapter_dir
+    from models.registry import MODELS, load_model
+
+    if method in MODELS or is_adapter_dir(method):
+        return ModelChunker(load_model(method), method)
     if method not in METHODS:
         return None
     return get_chunker(method, ChunkOptions(hints="ignore"))
+
+
+def even_sample(docs: list[CorpusDoc], per_lang: int) -> list[CorpusDoc]:
+    """``per_lang`` documents of each language, evenly spaced through the split's order (all of a smaller language)."""
+    out = []
+    for lang in sorted({d.lang for d in docs}):
+        members = [d for d in docs if d.lang == lang]
+        step = len(members) / per_lang
+        picked = sorted({int(k * step) for k in range(per_lang)}) if len(members) > per_lang else range(len(members))
+        out += [members[i] for i in picked]
+    return out
 
 
 def evaluate(docs: list[CorpusDoc], methods: list[str], model_dir: str | None, window: int | None = None,
@@ -110,8 +144,9 @@ def evaluate(docs: list[CorpusDoc], methods: list[str], model_dir: str | None, w
             log.warning("method %s is not available here; skipped", method)
             continue
         res = MethodResult()
-        if docs:  # warm up (lazy loads: Punkt parameters, tokenizer) outside the timings
-            chunker.chunk(parse_document(docs[0].markdown, "markdown", docs[0].id))
+        if docs:  # warm up (lazy loads: Punkt parameters, tokenizer) outside the timings, on the shortest document
+            warm = min(docs, key=lambda d: len(d.markdown))
+            chunker.chunk(parse_document(warm.markdown, "markdown", warm.id))
         for cdoc in tqdm(docs, desc=method, unit="doc", disable=not progress, file=sys.stderr):
             t0 = time.perf_counter()
             doc = parse_document(cdoc.markdown, "markdown", cdoc.id)
@@ -120,6 +155,10 @@ def evaluate(docs: list[CorpusDoc], methods: list[str], model_dir: str | None, w
             res.counts.append(score_tree(doc, tree))
             res.words.append(doc_words(cdoc))
             res.groups.append((cdoc.corpus, cdoc.lang))
+            if isinstance(chunker, ModelChunker):
+                res.windows.append(len(chunker.statuses))
+                res.parse_errors.append(chunker.statuses.count(PARSE_ERROR))
+                res.invalid.append(chunker.statuses.count(INVALID))
         out[method] = res
     return out
 
@@ -153,18 +192,26 @@ def summarise(results: dict[str, MethodResult], boot: int = 1000) -> list[dict]:
             row["s_per_doc_median"] = round(statistics.median(secs), 4)
             row["s_per_doc_mean"] = round(sum(secs) / len(secs), 4)
             row["s_per_10k_words"] = round(sum(secs) / max(words, 1) * 10000, 4)
+            if res.windows:
+                n_windows = sum(res.windows[i] for i in idx)
+                row["windows"] = n_windows
+                row["parse_error_rate"] = round(sum(res.parse_errors[i] for i in idx) / max(n_windows, 1), 4)
+                row["invalid_rate"] = round(sum(res.invalid[i] for i in idx) / max(n_windows, 1), 4)
             rows.append(row)
     return rows
 
 
 def format_rows(rows: list[dict]) -> str:
     """A plain-text table."""
-    head = f"{'group':<32} {'method':<10} {'n':>4}  {'F1_L1 [95% CI]':<22} {'F1_L2 [95% CI]':<22} {'F1 [95% CI]':<22} {'s/doc':>7} {'s/10kw':>7}"
+    head = (f"{'group':<32} {'method':<11} {'n':>4}  {'F1_L1 [95% CI]':<22} {'F1_L2 [95% CI]':<22} {'F1 [95% CI]':<22} "
+            f"{'s/doc':>7} {'s/10kw':>7} {'windows':>7} {'parse%':>6} {'inval%':>6}")
     lines = [head, "-" * len(head)]
     for r in rows:
         cells = [f"{r[k]:.3f} [{r[k + '_ci'][0]:.3f}, {r[k + '_ci'][1]:.3f}]" for k in ("f1_l1", "f1_l2", "f1")]
-        lines.append(f"{r['group']:<32} {r['method']:<10} {r['n_docs']:>4}  {cells[0]:<22} {cells[1]:<22} {cells[2]:<22} "
-                     f"{r['s_per_doc_median']:>7.3f} {r['s_per_10k_words']:>7.3f}")
+        errors = (f"{r['windows']:>7} {100 * r['parse_error_rate']:>6.1f} {100 * r['invalid_rate']:>6.1f}"
+                  if "windows" in r else f"{'-':>7} {'-':>6} {'-':>6}")
+        lines.append(f"{r['group']:<32} {r['method']:<11} {r['n_docs']:>4}  {cells[0]:<22} {cells[1]:<22} {cells[2]:<22} "
+                     f"{r['s_per_doc_median']:>7.3f} {r['s_per_10k_words']:>7.3f} {errors}")
     return "\n".join(lines)
 
 
@@ -175,20 +222,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", required=True, help="a built corpus folder (hichunk corpus build / denumber)")
     ap.add_argument("--split", default="test", choices=("train", "dev", "test"))
     ap.add_argument("--methods", nargs="+", default=[*MODEL_METHODS, *BASELINES],
-                    help="methods to run (default: encoder, rules and every structure-free baseline available)")
+                    help="methods to run (default: encoder, rules and every structure-free baseline available); "
+                    "also any registered model name (e.g. hichunk-gen) or adapter folder")
     ap.add_argument("--model", help="encoder model folder (default: the shipped weights)")
     ap.add_argument("--window", type=int, help="encoder window in lines (default: the model's own)")
     ap.add_argument("--limit", type=int, help="only the first N documents (quick checks)")
+    ap.add_argument("--per-lang", type=int, metavar="N",
+                    help="an even sample of N documents per language, the same for every method (slow models)")
     ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args(argv)
+    if args.per_lang is not None and args.per_lang < 1:
+        ap.error("--per-lang must be at least 1")
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
     try:
         import torch
 
         torch.set_num_threads(1)
         docs = list(load_split(args.corpus, args.split))[: args.limit]
+        if args.per_lang:
+            docs = even_sample(docs, args.per_lang)
         results = evaluate(docs, args.methods, args.model, args.window, progress=not args.quiet)
     except HichunkError as exc:
         print(f"split_eval: error: {exc}", file=sys.stderr)
@@ -197,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_rows(rows))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"corpus": args.corpus, "split": args.split, "rows": rows}, fh, indent=1)
+            json.dump({"corpus": args.corpus, "split": args.split, "per_lang": args.per_lang,
+                       "docs": [d.id for d in docs], "rows": rows}, fh, indent=1)
     return 0
 
 

@@ -27,7 +27,7 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from typing import Callable
+from typing import Callable, Sequence
 
 from hichunk.errors import HichunkError
 from hichunk.tokens import Tokenizer
@@ -128,47 +128,87 @@ class GenerativeModel:
         return Prediction(parse_answer(answer, self.strict_empty), raw=raw, info=info)
 
 
+class HFPrompt:
+    """How a window becomes input ids for a Hugging Face causal LM; inference and fine-tuning share it.
+
+    The window text (instruction and numbered lines) goes through the
+    tokenizer's chat template as one user turn when it has one (and
+    ``chat_template`` is on); the answer a model should give is the answer
+    text followed by the tokenizer's end-of-sequence token, where generation stops.
+    """
+
+    def __init__(self, tokenizer, instruction: str | None = None, chat_template: bool = True):
+        self.tokenizer = tokenizer
+        self.instruction = INSTRUCTION if instruction is None else instruction
+        self.templated = bool(chat_template and getattr(tokenizer, "chat_template", None))
+        self.wrap = template_chat(tokenizer) if self.templated else None
+        self.count_tokens = hf_token_counter(tokenizer)
+
+    def ids(self, text: str) -> list[int]:
+        """Input ids of a prompt (a chat template writes its own special tokens; a plain prompt gets the tokenizer's, e.g. BOS)."""
+        return self.tokenizer(text, add_special_tokens=not self.templated)["input_ids"]
+
+    def text(self, lines: Sequence[str]) -> str:
+        """The full model input for a window's lines."""
+        prompt = build_prompt(lines, self.instruction)
+        return self.wrap(prompt) if self.wrap else prompt
+
+    def overhead_tokens(self) -> int:
+        """Tokens a window costs besides its numbered lines."""
+        return len(self.ids(self.wrap(self.instruction) if self.wrap else self.instruction))
+
+    def answer_ids(self, answer: str) -> list[int]:
+        """What the model should generate for ``answer``: its tokens, then end of sequence."""
+        eos = self.tokenizer.eos_token_id
+        if eos is None:
+            raise HichunkError("the tokenizer has no end-of-sequence token: a generated answer could not end")
+        return self.tokenizer(answer, add_special_tokens=False)["input_ids"] + [eos]
+
+
 class HFCausalLM(GenerativeModel):
-    """A Hugging Face causal LM run in-process, greedy decoding."""
+    """A Hugging Face causal LM run in-process, greedy decoding; optionally with a LoRA adapter merged in."""
 
     def __init__(self, name_or_path: str, window_tokens: int | None = None, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
                  instruction: str | None = None, strict_empty: bool = False, device: str = "auto", dtype: str = "auto",
-                 chat_template: bool = True):
+                 chat_template: bool = True, adapter: str | None = None):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
-        torch_dtype = _torch_dtype(dtype, self.device)
+        self.device = resolve_device(device)
+        torch_dtype = resolve_dtype(dtype, self.device)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(name_or_path)
-            self.model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=torch_dtype)
+            # an adapter is merged into float32 weights, then the result is cast (less rounding than merging in bf16)
+            self.model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=torch.float32 if adapter else torch_dtype)
         except (OSError, ValueError, KeyError) as exc:
             raise HichunkError(f"cannot load the causal LM {name_or_path!r}: {str(exc).splitlines()[0] if str(exc) else exc!r}") from None
+        fingerprint = [str(torch_dtype), _files_fingerprint(name_or_path)]
+        if adapter:
+            self.model = merge_adapter(self.model, adapter).to(torch_dtype)
+            fingerprint.append(adapter_digest(adapter))
         try:
             self.model.to(self.device).eval()
         except (RuntimeError, AssertionError, ValueError) as exc:
             raise HichunkError(f"cannot run the model on {self.device!r}: {str(exc).splitlines()[0]}") from None
-        self._count = hf_token_counter(self.tokenizer)
-        self.templated = bool(chat_template and getattr(self.tokenizer, "chat_template", None))
+        self.prompt = HFPrompt(self.tokenizer, instruction, chat_template)
+        self.templated = self.prompt.templated
         limit = _context_limit(self.model.config)
         if window_tokens is None:
             window_tokens = DEFAULT_WINDOW if limit is None else min(DEFAULT_WINDOW, limit - max_new_tokens)
         if limit is not None and window_tokens + max_new_tokens > limit:
             log.warning("window %d + %d answer tokens exceed the model's context of %d tokens", window_tokens, max_new_tokens, limit)
-        super().__init__("hf", name_or_path, window_tokens, max_new_tokens, instruction, strict_empty,
-                         template_chat(self.tokenizer) if self.templated else None,
-                         [str(torch_dtype), _files_fingerprint(name_or_path)])
+        model_id = f"{name_or_path}+{adapter}" if adapter else name_or_path
+        super().__init__("hf", model_id, window_tokens, max_new_tokens, instruction, strict_empty, self.prompt.wrap, fingerprint)
 
     def _ids(self, text: str) -> list[int]:
-        # a chat template writes its own special tokens; a plain prompt gets the tokenizer's (e.g. BOS)
-        return self.tokenizer(text, add_special_tokens=not self.templated)["input_ids"]
+        return self.prompt.ids(text)
 
     def count_tokens(self, text: str) -> int:
-        return self._count(text)
+        return self.prompt.count_tokens(text)
 
     def overhead_tokens(self) -> int:
         if self._overhead is None:
-            self._overhead = len(self._ids(self.wrap(self.instruction)))
+            self._overhead = self.prompt.overhead_tokens()
         return self._overhead
 
     def generate(self, text: str) -> tuple[str, dict]:
@@ -189,7 +229,51 @@ class HFCausalLM(GenerativeModel):
         return self.tokenizer.decode(new, skip_special_tokens=True), info
 
 
-def _torch_dtype(dtype: str, device: str):
+def merge_adapter(model, adapter: str):
+    """``model`` with the LoRA adapter in folder ``adapter`` merged into its weights (needs ``peft``)."""
+    try:
+        from peft import PeftModel
+    except ImportError:
+        raise HichunkError("a LoRA adapter needs the peft package: pip install peft") from None
+    try:
+        return PeftModel.from_pretrained(model, adapter).merge_and_unload()
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        raise HichunkError(f"cannot load the LoRA adapter {adapter!r}: {str(exc).splitlines()[0] if str(exc) else exc!r}") from None
+
+
+def adapter_digest(adapter: str) -> str:
+    """A content hash of an adapter folder's files (the same weights give the same model name on any checkout)."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(adapter)):
+        full = os.path.join(adapter, name)
+        if os.path.isfile(full) and not name.endswith(".md"):
+            digest.update(name.encode())
+            with open(full, "rb") as fh:
+                digest.update(fh.read())
+    return digest.hexdigest()[:16]
+
+
+def resolve_device(device: str) -> str:
+    """``auto``: CUDA when available, else CPU."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def fast_cpu_bf16() -> bool:
+    """Whether this CPU runs bfloat16 matrix products natively (AVX-512 or AMX through oneDNN)."""
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def resolve_dtype(dtype: str, device: str):
+    """A torch dtype from its name; ``auto``: bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU."""
     import torch
 
     if dtype == "auto":

@@ -1,6 +1,7 @@
 """Named split-point models: a name maps to a loader, imported on use.
 
-``load_model(spec)`` accepts a registered name, a local Hugging Face model
+``load_model(spec)`` accepts a registered name, a LoRA adapter folder written
+by ``hichunk sft train`` (``models.adapter``), a local Hugging Face model
 directory or a hub id (a causal LM, run with ``HFCausalLM``). ``spec=None``
 means the default model, ``DEFAULT_MODEL`` (the shipped offline encoder). A
 model registers with one line in ``MODELS``: ``"name": "package.module:loader"``,
@@ -21,6 +22,7 @@ from models.protocol import SplitPointModel
 # name -> "module:function(settings) -> SplitPointModel"
 MODELS: dict[str, str] = {
     "encoder": "models.registry:shipped_encoder",
+    "hichunk-gen": "models.adapter:shipped_generative",
 }
 DEFAULT_MODEL = "encoder"
 
@@ -30,7 +32,7 @@ class ModelSettings:
     """What a user may set about a model; each loader uses the fields that apply to it."""
 
     window_tokens: int | None = None  # None: the model's own default
-    max_new_tokens: int = 4096  # generative models: answer length limit
+    max_new_tokens: int | None = None  # generative models: answer length limit (None: the model's own, else 4096)
     instruction: str | None = None  # generative models: None = our instruction (models.prompt.INSTRUCTION)
     strict_empty: bool = False  # generative models: an empty answer is a parse error (reference behaviour)
     chat_template: bool = True  # generative models: wrap the window text in a chat template
@@ -66,10 +68,13 @@ def load_model(spec: str | None = None, settings: ModelSettings | None = None) -
     if spec in MODELS and not os.path.exists(spec):
         module, func = MODELS[spec].split(":")
         return getattr(importlib.import_module(module), func)(settings)
-    from models.generative import HFCausalLM
+    from models.adapter import is_adapter_dir, load_adapter_model
+    from models.generative import DEFAULT_MAX_NEW_TOKENS, HFCausalLM
 
-    return HFCausalLM(spec, settings.window_tokens, settings.max_new_tokens, settings.instruction, settings.strict_empty,
-                      settings.device, settings.dtype, settings.chat_template)
+    if is_adapter_dir(spec):
+        return load_adapter_model(spec, settings)
+    return HFCausalLM(spec, settings.window_tokens, settings.max_new_tokens or DEFAULT_MAX_NEW_TOKENS, settings.instruction,
+                      settings.strict_empty, settings.device, settings.dtype, settings.chat_template)
 
 
 def load_endpoint(url: str, model_name: str, tokenizer: Tokenizer, settings: ModelSettings | None = None,
@@ -83,7 +88,7 @@ def load_endpoint(url: str, model_name: str, tokenizer: Tokenizer, settings: Mod
     A failed request is retried ``retries`` times with growing pauses; the
     environment variable ``HICHUNK_API_KEY``, when set, is sent as a bearer token.
     """
-    from models.generative import CompletionsEndpoint, qwen3_chat, template_chat
+    from models.generative import DEFAULT_MAX_NEW_TOKENS, CompletionsEndpoint, qwen3_chat, template_chat
 
     settings = settings or ModelSettings()
     wrap = qwen3_chat if settings.chat_template else None
@@ -96,6 +101,6 @@ def load_endpoint(url: str, model_name: str, tokenizer: Tokenizer, settings: Mod
             raise HichunkError(f"cannot load the tokenizer {template_from!r}: {str(exc).splitlines()[0]}") from None
         if getattr(hf, "chat_template", None):
             wrap = template_chat(hf)
-    return CompletionsEndpoint(url, model_name, tokenizer, settings.window_tokens, settings.max_new_tokens,
+    return CompletionsEndpoint(url, model_name, tokenizer, settings.window_tokens, settings.max_new_tokens or DEFAULT_MAX_NEW_TOKENS,
                                settings.instruction, settings.strict_empty, wrap, retries=retries,
                                api_key=os.environ.get("HICHUNK_API_KEY"))

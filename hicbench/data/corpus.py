@@ -113,6 +113,16 @@ class Manifest:
         return self.data.get("counts", {})
 
 
+def corpus_provenance(corpus_dir: str) -> dict:
+    """Sources and content hash of a built corpus, for a trained model's record (None values without a manifest)."""
+    try:
+        manifest = Manifest.load(corpus_dir).data
+    except HichunkError:  # a folder without manifest still trains; provenance says so
+        return {"sources": None, "content_hash": None}
+    return {"sources": [{k: s.get(k) for k in ("name", "version", "kind")} for s in manifest.get("sources", [])],
+            "content_hash": manifest.get("content_hash")}
+
+
 def split_of(doc_id: str, seed: int = 0) -> str:
     """train/dev/test from a hash of the id and seed (80/10/10)."""
     bucket = int(hashlib.sha256(f"{seed}\0{doc_id}".encode("utf-8")).hexdigest()[:8], 16) % 100

@@ -41,7 +41,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("model (method hichunk; --model or --endpoint selects it)")
     group.add_argument("--model", metavar="NAME",
                        help="split-point model: a registered name (encoder: the shipped offline model, the default "
-                       "of --method hichunk), or a Hugging Face causal LM directory or hub id")
+                       "of --method hichunk; hichunk-gen: the shipped fine-tuned SmolLM2 adapter), a LoRA adapter "
+                       "folder from hichunk sft train, or a Hugging Face causal LM directory or hub id")
     group.add_argument("--endpoint", metavar="URL",
                        help="an OpenAI-compatible completions server (e.g. vLLM at http://127.0.0.1:8000) serving the model; "
                        "windows are measured with --tokenizer (default: the offline tokenizer)")
@@ -54,14 +55,15 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                        help="instruction for generative models, read byte for byte (e.g. the one a released model was trained with)")
     group.add_argument("--recurrent", type=int, choices=[1, 2], default=2,
                        help="2: carry residual lines from the current level-1 segment into the next window; 1: never (default: 2)")
-    group.add_argument("--max-new-tokens", type=_positive, default=4096, metavar="N",
-                       help="answer length limit of generative models (default: 4096)")
+    group.add_argument("--max-new-tokens", type=_positive, metavar="N",
+                       help="answer length limit of generative models (default: the model's own; 4096 when it has none)")
     group.add_argument("--strict-empty", action="store_true",
                        help="treat an empty answer as a parse error, as the reference code does (default: no chunk starts)")
     group.add_argument("--no-chat-template", action="store_true", help="send the window text without a chat template")
     group.add_argument("--device", default="auto", help="where a local model runs: auto, cpu, cuda, cuda:1 ... (default: auto)")
     group.add_argument("--dtype", default="auto", choices=["auto", "bf16", "fp16", "fp32"],
-                       help="weights of a local model (default: bf16 on GPUs that have it, else fp16 on GPU, fp32 on CPU)")
+                       help="weights of a local model (default: bf16 on GPUs that have it, else fp16 on GPU; on CPU fp32, "
+                       "or bf16 for a LoRA adapter when the CPU computes bf16 natively)")
     group.add_argument("--trace", metavar="FILE",
                        help="write one JSON line per window: input size, answer, status, time, cache hit or miss")
     group.add_argument("--no-cache", action="store_true",

@@ -22,8 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from hicbench.data.corpus import Manifest, load_split
-from hichunk.errors import HichunkError
+from hicbench.data.corpus import corpus_provenance, load_split
 from hicbench.metrics.splits import SplitCounts, count_line_points
 from models.encoder.model import DecodeConfig, EncoderConfig, EncoderModel, decode_levels, save_encoder
 from models.train.samples import IGNORE, AugmentPolicy, LabelledDoc, Sample, augment, labelled, windows
@@ -254,13 +253,7 @@ def _provenance(corpus: str, settings: TrainSettings, n_train: int, n_dev: int, 
                 seconds: float) -> dict:
     import torch
 
-    try:
-        manifest = Manifest.load(corpus).data
-        data = {"sources": [{k: s.get(k) for k in ("name", "version", "kind")} for s in manifest.get("sources", [])],
-                "content_hash": manifest.get("content_hash")}
-    except HichunkError:  # a folder without manifest still trains; provenance says so
-        data = {"sources": None, "content_hash": None}
     settings_dict = asdict(settings)
-    return {"data": data, "train_docs": n_train, "dev_docs": n_dev, "steps": steps, "dev": dev,
+    return {"data": corpus_provenance(corpus), "train_docs": n_train, "dev_docs": n_dev, "steps": steps, "dev": dev,
             "settings": settings_dict, "torch": torch.__version__, "seconds": round(seconds, 1),
             "date": _dt.date.today().isoformat()}

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from hicbench.data.corpus import CorpusDoc
 from hicbench.data.numbering import strip_heading_number
 from hichunk.document import Document, parse_document
 from hichunk.engine.residual import residual_units
 from hichunk.engine.units import Unit, model_units
+from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.sentences import split_sentences
 from models.protocol import LineLayout
 
@@ -52,6 +54,7 @@ class Sample:
     first: int = 0  # document index of the first new line
     layout: tuple[LineLayout, ...] = ()
     changes: tuple[int, ...] = ()  # per line: level change from the previous heading in the window (``IGNORE``: none)
+    index: tuple[int, ...] = ()  # document index of every line (residual lines first)
 
 
 def labelled_units(doc: Document) -> tuple[list[Unit], list[int]]:
@@ -179,19 +182,30 @@ def level_changes(levels: list[int], n_residual: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def windows(doc: LabelledDoc, window: int) -> list[Sample]:
-    """The windows the engine would show for ``doc``, assuming it predicts the true labels."""
+def windows(doc: LabelledDoc, budget: int, count_tokens: Callable[[str], int] | None = None) -> list[Sample]:
+    """The windows the engine would show for ``doc``, assuming it predicts the true labels.
+
+    ``budget`` is what the numbered lines of a window may cost: lines when
+    ``count_tokens`` is None (each line costs one: the encoder's line-count
+    windows), else tokens of the rendered lines ``"{i} @ {text}\\n"`` (a
+    generative model's window size minus its fixed overhead). Windows are
+    filled, restarted and given residual lines by the engine's own functions
+    (``hichunk.engine``).
+    """
     n = len(doc.texts)
+    counter = LineCounter(count_tokens or _one, doc.texts)
+    points = {i: (lv, True) for i, lv in enumerate(doc.levels) if lv}
     out: list[Sample] = []
     start, residual = 0, []
     while start < n:
-        take = max(1, window - len(residual))
-        new = list(range(start, min(n, start + take)))
-        idx = residual + new
-        labels = [IGNORE] * len(residual) + [doc.levels[i] for i in new]
+        filled = fill_window(start, n, residual, budget, counter)
+        new = list(range(start, start + filled.n_new))
+        idx = [*filled.residual, *new]
+        r = len(filled.residual)
+        labels = [IGNORE] * r + [doc.levels[i] for i in new]
         layout = tuple(doc.layout[i] for i in idx) if doc.layout else ()
-        out.append(Sample(tuple(doc.texts[i] for i in idx), tuple(labels), len(residual), start, layout,
-                          level_changes([doc.levels[i] for i in idx], len(residual))))
+        out.append(Sample(tuple(doc.texts[i] for i in idx), tuple(labels), r, start, layout,
+                          level_changes([doc.levels[i] for i in idx], r), tuple(idx)))
         if new[-1] == n - 1:
             break
         level1 = [i for i in new if doc.levels[i] == 1]
@@ -199,5 +213,9 @@ def windows(doc: LabelledDoc, window: int) -> list[Sample]:
             start, residual = level1[-1], []
         else:
             start = new[-1] + 1
-            residual = residual_indices(doc.levels, start, window)
+            residual = residual_units(points, start, (budget - 1) // 2, counter.lines)
     return out
+
+
+def _one(_text: str) -> int:
+    return 1
