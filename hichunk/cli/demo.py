@@ -21,8 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--document", default=SAMPLE, help="use this document instead of the bundled sample")
     p.add_argument("--question", default=QUESTION, help="the question to answer")
     p.add_argument("--budget", type=int, default=600, help="context budget in tokens (default: 600)")
-    p.add_argument("--hints", default="ignore", choices=["use", "ignore"],
-                   help="ignore (default): the model infers the structure from the text alone; use: keep the headings")
+    p.add_argument("--hints", default="use", choices=["use", "ignore"],
+                   help="use (default, as hichunk chunk): keep the document's headings, the model adds structure inside "
+                   "their sections; ignore: the model infers all structure from the text alone (the paper's protocol)")
     p.set_defaults(handler=run)
 
 
