@@ -7,8 +7,9 @@ is cut to fill it, so a heading always travels with the start of its body.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
+
+import numpy as np
 
 from hichunk.tokens import Tokenizer, cut_after_space
 
@@ -66,9 +67,10 @@ def pack_leaves(clean: str, units: list[Unit], limit: int, tokenizer: Tokenizer)
 def _unit_sizes(clean: str, units: list[Unit], tokenizer: Tokenizer) -> list[int]:
     """Token count of each unit from one tokenisation of the whole span (exact counts come later)."""
     base = units[0].start
-    starts = [base + int(s) for s in tokenizer.starts(clean[base : units[-1].end])]
-    bounds = [bisect_left(starts, u.start) for u in units] + [len(starts)]
-    return [b - a for a, b in zip(bounds, bounds[1:])]
+    starts = np.asarray(tokenizer.starts(clean[base : units[-1].end]))  # stays an array: huge chunks, bounded memory
+    offsets = np.fromiter((u.start - base for u in units), dtype=np.int64, count=len(units))
+    bounds = np.append(np.searchsorted(starts, offsets, side="left"), len(starts))
+    return np.diff(bounds).tolist()
 
 
 def enforce_limit(clean: str, spans: list[tuple[int, int]], limit: int, tokenizer: Tokenizer) -> tuple[list[tuple[int, int]], list[int]]:
