@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hicbench.llm import Endpoint
+from hichunk.bench.llm import Endpoint
 
 ANSWER_PROMPT = """Read the text below and answer the question briefly.
 

@@ -1,6 +1,6 @@
 """Auto-Merge side by side with the published code: same trees, rankings and tokenizer.
 
-    python -m hicbench.automerge_bench --corpus /work/data/corpus --split dev
+    python -m hichunk.bench.automerge_bench --corpus /work/data/corpus --split dev
 
 For every document (structure chunker, HC200 leaves, merge_over_chunk) and
 several seeded random rankings of its leaves, runs the reference
@@ -18,14 +18,14 @@ import time
 
 import numpy as np
 
-from hicbench.reference_code import DEFAULT_SNAPSHOT, PieceTokenizer, load_reference_algo, to_reference_leaves
-from hicbench.stats import fmt_ci
+from hichunk.bench.reference_code import DEFAULT_SNAPSHOT, PieceTokenizer, load_reference_algo, to_reference_leaves
+from hichunk.bench.stats import fmt_ci
 
 
 def _trees(corpus: str, split: str, limit: int | None):
     from hichunk.chunkers import ChunkOptions, chunk_document
     from hichunk.document import parse_document
-    from hicbench.data.corpus import load_split
+    from hichunk.bench.data.corpus import load_split
 
     options = ChunkOptions(merge_over_chunk=True)
     for i, doc in enumerate(load_split(corpus, split)):
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from hichunk.tokens import load_tokenizer
-    from retrieval.search import FillOptions, TreeView, assemble, fill_context
+    from hichunk.retrieval.search import FillOptions, TreeView, assemble, fill_context
 
     ref = load_reference_algo(args.snapshot)
     tokenizer = load_tokenizer()

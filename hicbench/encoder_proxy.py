@@ -1,6 +1,6 @@
 """Which offline embedder, and does the heading breadcrumb help? A retrieval proxy built from structure.
 
-    python -m hicbench.encoder_proxy --corpus /work/data/corpus --split dev --docs 12 --encoders usem3,minilm,e5-small
+    python -m hichunk.bench.encoder_proxy --corpus /work/data/corpus --split dev --docs 12 --encoders usem3,minilm,e5-small
 
 For every leaf of at least 3 sentences, its middle sentence becomes a query
 and is removed from that leaf's encoder input, so the leaf must be found from
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from hicbench.stats import bootstrap_ci, fmt_ci
+from hichunk.bench.stats import bootstrap_ci, fmt_ci
 
 MIN_QUERY_CHARS = {"en": 25, "zh": 8}
 
@@ -27,7 +27,7 @@ MIN_QUERY_CHARS = {"en": 25, "zh": 8}
 def _sample(corpus: str, split: str, per_lang: int, langs: tuple[str, ...] = ("en", "zh")):
     from hichunk.chunkers import ChunkOptions, chunk_document
     from hichunk.document import parse_document
-    from hicbench.data.corpus import load_split
+    from hichunk.bench.data.corpus import load_split
 
     options = ChunkOptions(merge_over_chunk=True)
     taken = {lang: 0 for lang in langs}
@@ -45,7 +45,7 @@ def build_cases(corpus: str, split: str, per_lang: int, breadcrumb: bool, cjk_on
     ``cjk_only``: Chinese documents only, and only leaves and queries that are mostly Chinese characters.
     """
     from hichunk.sentences import is_chinese, split_sentences
-    from retrieval.inputs import encoder_input
+    from hichunk.retrieval.inputs import encoder_input
 
     inputs: list[str] = []
     cases = []
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cjk-only", action="store_true", help="Chinese documents, leaves and queries only")
     args = parser.parse_args(argv)
 
-    from retrieval.embedders import CachedEmbedder, EmbeddingCache, load_embedder
+    from hichunk.retrieval.embedders import CachedEmbedder, EmbeddingCache, load_embedder
 
     results = {}
     settings = {"on": (True,), "off": (False,), "both": (True, False)}[args.breadcrumb]

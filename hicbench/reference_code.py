@@ -18,7 +18,7 @@ import types
 
 from hichunk.errors import HichunkError
 from hichunk.tokens import Tokenizer
-from retrieval.search.view import TreeView
+from hichunk.retrieval.search.view import TreeView
 
 DEFAULT_SNAPSHOT = "/work/.mirror/TencentYoutuResearch+HiChunk/repo"
 

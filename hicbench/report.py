@@ -8,7 +8,7 @@ import os
 from typing import Sequence
 
 from hichunk.errors import HichunkError
-from hicbench.stats import Estimate
+from hichunk.bench.stats import Estimate
 
 
 def ensure_out(out_dir: str) -> None:

@@ -1,7 +1,7 @@
 """Index build throughput and query latency.
 
-    python -m hicbench.retrieval_bench build   --corpus /work/data/corpus --split dev --out /tmp/idx-dev
-    python -m hicbench.retrieval_bench latency --from-index /tmp/idx-dev --sizes 10000,100000
+    python -m hichunk.bench.retrieval_bench build   --corpus /work/data/corpus --split dev --out /tmp/idx-dev
+    python -m hichunk.bench.retrieval_bench latency --from-index /tmp/idx-dev --sizes 10000,100000
 
 ``build`` indexes a corpus split with a fresh embedding cache and reports
 leaves/s and the share of wall time spent outside the encoder (chunking,
@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from hicbench.stats import fmt_ci
+from hichunk.bench.stats import fmt_ci
 
 
 def _load(args):
@@ -29,8 +29,8 @@ def _load(args):
 
 def cmd_build(args) -> int:
     from hichunk.document import parse_document
-    from hicbench.data.corpus import load_split
-    from retrieval.index import Index, IndexConfig
+    from hichunk.bench.data.corpus import load_split
+    from hichunk.retrieval.index import Index, IndexConfig
 
     docs = list(load_split(args.corpus, args.split))[: args.limit]
     if os.path.exists(args.out):
@@ -53,7 +53,7 @@ def cmd_build(args) -> int:
 
 
 def _replicate(source, out: str, size: int, seed: int):
-    from retrieval.index import Index
+    from hichunk.retrieval.index import Index
 
     rng = np.random.default_rng(seed)
     vectors, row_doc, row_node, names = source.pool()
@@ -79,8 +79,8 @@ def _replicate(source, out: str, size: int, seed: int):
 
 
 def cmd_latency(args) -> int:
-    from retrieval.index import Index
-    from retrieval.search import FillOptions, search_vector
+    from hichunk.retrieval.index import Index
+    from hichunk.retrieval.search import FillOptions, search_vector
 
     source = Index.open(args.from_index)
     base, _, _, _ = source.pool()

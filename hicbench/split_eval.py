@@ -1,19 +1,19 @@
 """Split-point benchmark: the split-point models beside structure-free baselines, on a built corpus.
 
-    python -m hicbench.split_eval --corpus /work/data/corpus --split test
-    python -m hicbench.split_eval --corpus /work/data/corpus_denumbered --split test
-    python -m hicbench.split_eval --corpus /work/data/corpus --methods encoder hichunk-gen --per-lang 30
+    python -m hichunk.bench.split_eval --corpus /work/data/corpus --split test
+    python -m hichunk.bench.split_eval --corpus /work/data/corpus_denumbered --split test
+    python -m hichunk.bench.split_eval --corpus /work/data/corpus --methods encoder hichunk-gen --per-lang 30
 
 The paper's protocol: heading markers are hidden from every method (they must
 infer structure from content), and the predicted chunks are scored against the
-document's headings (``hicbench.metrics.splits``). Reported per corpus, per
+document's headings (``hichunk.bench.metrics.splits``). Reported per corpus, per
 language and overall: F1_L1, F1_L2 and F1 without level with 95% bootstrap
 intervals over documents, and end-to-end seconds per document and per 10k
 words (parse, sentences, features, prediction, tree; models loaded once,
 before timing). Chinese "words" are counted as non-space characters.
 Model methods also report the share of windows whose answer could not be
 parsed or failed validation (the engine then falls back to one level-1 start).
-Any registered model name (``models.registry.MODELS``) or adapter folder
+Any registered model name (``hichunk.models.registry.MODELS``) or adapter folder
 is a method; ``--per-lang N`` scores an even sample of N documents per
 language (the same documents for every method) when a slow model cannot
 run the whole split.
@@ -29,8 +29,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from hicbench.data.corpus import CorpusDoc, load_split
-from hicbench.metrics.splits import SplitCounts, bootstrap_ci, count_splits
+from hichunk.bench.data.corpus import CorpusDoc, load_split
+from hichunk.bench.metrics.splits import SplitCounts, bootstrap_ci, count_splits
 from hichunk.document import Document, parse_document
 from hichunk.engine.loop import INVALID, PARSE_ERROR
 from hichunk.tree.model import ChunkTree
@@ -102,17 +102,17 @@ def make_chunker(method: str, model_dir: str | None, window: int | None = None):
     from hichunk.chunkers import METHODS, ChunkOptions, get_chunker
 
     if method == "encoder":
-        from models.encoder import load_encoder
+        from hichunk.models.encoder import load_encoder
 
         model = load_encoder(model_dir)
         model.window_tokens = window or model.window_tokens
         return ModelChunker(model, "encoder")
     if method == "rules":
-        from models.rules import HeadingRules
+        from hichunk.models.rules import HeadingRules
 
         return ModelChunker(HeadingRules(), "rules")
-    from models.adapter import is_adapter_dir
-    from models.registry import MODELS, load_model
+    from hichunk.models.adapter import is_adapter_dir
+    from hichunk.models.registry import MODELS, load_model
 
     if method in MODELS or is_adapter_dir(method):
         return ModelChunker(load_model(method), method)
@@ -218,7 +218,7 @@ def format_rows(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     from hichunk.errors import HichunkError
 
-    ap = argparse.ArgumentParser(prog="python -m hicbench.split_eval", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m hichunk.bench.split_eval", description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", required=True, help="a built corpus folder (hichunk corpus build / denumber)")
     ap.add_argument("--split", default="test", choices=("train", "dev", "test"))
     ap.add_argument("--methods", nargs="+", default=[*MODEL_METHODS, *BASELINES],

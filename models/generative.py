@@ -31,8 +31,8 @@ from typing import Callable, Sequence
 
 from hichunk.errors import HichunkError
 from hichunk.tokens import Tokenizer
-from models.prompt import INSTRUCTION, build_prompt, parse_answer
-from models.protocol import ParseError, Prediction, Window
+from hichunk.models.prompt import INSTRUCTION, build_prompt, parse_answer
+from hichunk.models.protocol import ParseError, Prediction, Window
 
 log = logging.getLogger(__name__)
 

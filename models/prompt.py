@@ -17,7 +17,7 @@ import re
 from typing import Iterable, Sequence
 
 from hichunk.errors import HichunkError
-from models.protocol import MAX_LEVEL, ChunkStart, ParseError
+from hichunk.models.protocol import MAX_LEVEL, ChunkStart, ParseError
 
 LEVEL_WORDS = ("One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten")
 _LEVEL_OF_WORD = {w.lower(): i + 1 for i, w in enumerate(LEVEL_WORDS)}

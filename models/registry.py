@@ -1,7 +1,7 @@
 """Named split-point models: a name maps to a loader, imported on use.
 
 ``load_model(spec)`` accepts a registered name, a LoRA adapter folder written
-by ``hichunk sft train`` (``models.adapter``), a local Hugging Face model
+by ``hichunk sft train`` (``hichunk.models.adapter``), a local Hugging Face model
 directory or a hub id (a causal LM, run with ``HFCausalLM``). ``spec=None``
 means the default model, ``DEFAULT_MODEL`` (the shipped offline encoder). A
 model registers with one line in ``MODELS``: ``"name": "package.module:loader"``,
@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 from hichunk.errors import HichunkError
 from hichunk.tokens import Tokenizer
-from models.protocol import SplitPointModel
+from hichunk.models.protocol import SplitPointModel
 
 # name -> "module:function(settings) -> SplitPointModel"
 MODELS: dict[str, str] = {
-    "encoder": "models.registry:shipped_encoder",
-    "hichunk-gen": "models.adapter:shipped_generative",
+    "encoder": "hichunk.models.registry:shipped_encoder",
+    "hichunk-gen": "hichunk.models.adapter:shipped_generative",
 }
 DEFAULT_MODEL = "encoder"
 
@@ -33,7 +33,7 @@ class ModelSettings:
 
     window_tokens: int | None = None  # None: the model's own default
     max_new_tokens: int | None = None  # generative models: answer length limit (None: the model's own, else 4096)
-    instruction: str | None = None  # generative models: None = our instruction (models.prompt.INSTRUCTION)
+    instruction: str | None = None  # generative models: None = our instruction (hichunk.models.prompt.INSTRUCTION)
     strict_empty: bool = False  # generative models: an empty answer is a parse error (reference behaviour)
     chat_template: bool = True  # generative models: wrap the window text in a chat template
     device: str = "auto"
@@ -46,7 +46,7 @@ def shipped_encoder(settings: ModelSettings):
     Its name gets a fingerprint of the weight files, so cached predictions of
     older weights are never reused.
     """
-    from models.encoder.model import CONFIG_FILE, SHIPPED_DIR, WEIGHTS_FILE, load_encoder
+    from hichunk.models.encoder.model import CONFIG_FILE, SHIPPED_DIR, WEIGHTS_FILE, load_encoder
 
     model = load_encoder()
     digest = hashlib.sha256()
@@ -68,8 +68,8 @@ def load_model(spec: str | None = None, settings: ModelSettings | None = None) -
     if spec in MODELS and not os.path.exists(spec):
         module, func = MODELS[spec].split(":")
         return getattr(importlib.import_module(module), func)(settings)
-    from models.adapter import is_adapter_dir, load_adapter_model
-    from models.generative import DEFAULT_MAX_NEW_TOKENS, HFCausalLM
+    from hichunk.models.adapter import is_adapter_dir, load_adapter_model
+    from hichunk.models.generative import DEFAULT_MAX_NEW_TOKENS, HFCausalLM
 
     if is_adapter_dir(spec):
         return load_adapter_model(spec, settings)
@@ -88,7 +88,7 @@ def load_endpoint(url: str, model_name: str, tokenizer: Tokenizer, settings: Mod
     A failed request is retried ``retries`` times with growing pauses; the
     environment variable ``HICHUNK_API_KEY``, when set, is sent as a bearer token.
     """
-    from models.generative import DEFAULT_MAX_NEW_TOKENS, CompletionsEndpoint, qwen3_chat, template_chat
+    from hichunk.models.generative import DEFAULT_MAX_NEW_TOKENS, CompletionsEndpoint, qwen3_chat, template_chat
 
     settings = settings or ModelSettings()
     wrap = qwen3_chat if settings.chat_template else None

@@ -1,6 +1,6 @@
 """Retrieval: embedders, a persistent index, greedy budget fill with Auto-Merge.
 
-    from retrieval import Index, IndexConfig, FillOptions
+    from hichunk.retrieval import Index, IndexConfig, FillOptions
 
     index = Index.create("./idx", IndexConfig())          # or Index.open("./idx")
     index.add_paths(["docs/"])
@@ -10,10 +10,10 @@
         print(p.doc, p.path, (p.start, p.end), p.score, p.merged)
 """
 
-from retrieval.embedders import DEFAULT_EMBEDDER, load_embedder
-from retrieval.index import DEFAULT_METHOD, Index, IndexConfig, UpdateReport
-from retrieval.inputs import encoder_inputs
-from retrieval.search import FillOptions, Passage, SearchResult
+from hichunk.retrieval.embedders import DEFAULT_EMBEDDER, load_embedder
+from hichunk.retrieval.index import DEFAULT_METHOD, Index, IndexConfig, UpdateReport
+from hichunk.retrieval.inputs import encoder_inputs
+from hichunk.retrieval.search import FillOptions, Passage, SearchResult
 
 __all__ = ["DEFAULT_EMBEDDER", "DEFAULT_METHOD", "FillOptions", "Index", "IndexConfig", "Passage", "SearchResult",
            "UpdateReport", "encoder_inputs", "load_embedder"]

@@ -1,9 +1,9 @@
-"""A scripted split-point model for engine tests (a test double of models.protocol.SplitPointModel).
+"""A scripted split-point model for engine tests (a test double of hichunk.models.protocol.SplitPointModel).
 
 Token counts are whitespace-separated words, so a numbered line
 ``"{i} @ {word}\\n"`` of a one-word unit costs exactly 3 tokens and window
 sizes can be worked out by hand. Answers are strings run through the real
-parser (``models.prompt.parse_answer``), so the engine sees exactly what a
+parser (``hichunk.models.prompt.parse_answer``), so the engine sees exactly what a
 generative model would give it.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from models.prompt import format_answer, parse_answer
-from models.protocol import ChunkStart, Prediction, Window
+from hichunk.models.prompt import format_answer, parse_answer
+from hichunk.models.protocol import ChunkStart, Prediction, Window
 
 
 class ScriptedModel:
@@ -52,5 +52,5 @@ def oracle(levels: dict[str, int]) -> Callable[[Window], str]:
 
 
 def load_scripted(settings) -> ScriptedModel:
-    """A registry loader (``models.registry.MODELS`` entry) giving a model that starts a chunk on line 0."""
+    """A registry loader (``hichunk.models.registry.MODELS`` entry) giving a model that starts a chunk on line 0."""
     return ScriptedModel(["0, Level One, True"], window_tokens=settings.window_tokens or 100)

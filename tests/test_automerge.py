@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hichunk.errors import HichunkError
-from retrieval.search import FillOptions, TreeView, assemble, fill_context
+from hichunk.retrieval.search import FillOptions, TreeView, assemble, fill_context
 from retrieval_helpers import WordTokenizer, leaf_ids, make_tree, words
 
 TOK = WordTokenizer()

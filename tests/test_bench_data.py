@@ -10,9 +10,9 @@ import pytest
 
 from hichunk.document.markdown import parse_markdown
 from hichunk.errors import HichunkError
-from hicbench.data import questions as Q
-from hicbench.data.hicbench_format import data_version, doc_stem, load_dataset, write_dataset
-from hicbench.data.make import MakeOptions, folder_documents, heading_safe, make_benchmark
+from hichunk.bench.data import questions as Q
+from hichunk.bench.data.hicbench_format import data_version, doc_stem, load_dataset, write_dataset
+from hichunk.bench.data.make import MakeOptions, folder_documents, heading_safe, make_benchmark
 
 
 def words(n: int, seed: int, lang: str = "en") -> str:

@@ -9,11 +9,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from hichunk.errors import HichunkError
-from hicbench.answering import answer_question
-from hicbench.data.llm_questions import section_question
-from hicbench.data.questions import Section
-from hicbench.llm import Endpoint, extract_json
-from hicbench.metrics.factcov import Coverage, extract_facts, judge_coverage, pooled_fact_coverage
+from hichunk.bench.answering import answer_question
+from hichunk.bench.data.llm_questions import section_question
+from hichunk.bench.data.questions import Section
+from hichunk.bench.llm import Endpoint, extract_json
+from hichunk.bench.metrics.factcov import Coverage, extract_facts, judge_coverage, pooled_fact_coverage
 
 
 class Script:
@@ -145,9 +145,9 @@ def test_llm_section_question_validates_evidence_numbers(server):
 def test_rag_runner_answers_and_judges_through_the_endpoint(server, tmp_path, tokenizer):
     from bench_support import LexicalBackend
 
-    from hicbench.data.hicbench_format import load_dataset, write_dataset
-    from hicbench.runners.methods import parse_methods
-    from hicbench.runners.rag import RagSettings, rag_report, run_rag
+    from hichunk.bench.data.hicbench_format import load_dataset, write_dataset
+    from hichunk.bench.runners.methods import parse_methods
+    from hichunk.bench.runners.rag import RagSettings, rag_report, run_rag
 
     url, script = server
 

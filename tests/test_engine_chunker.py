@@ -11,8 +11,8 @@ from hichunk.engine import merge_with_headings, model_units, relative_headings
 from hichunk.errors import HichunkError
 from hichunk.sentences import split_sentences
 from hichunk.tree import Boundary
-from models.prompt import INSTRUCTION, build_prompt, check_starts, format_answer, load_instruction, parse_answer
-from models.protocol import ChunkStart, LineLayout, ParseError
+from hichunk.models.prompt import INSTRUCTION, build_prompt, check_starts, format_answer, load_instruction, parse_answer
+from hichunk.models.protocol import ChunkStart, LineLayout, ParseError
 
 DOC = """# Solar panels
 
@@ -117,7 +117,7 @@ def test_hichunk_defaults_to_the_shipped_encoder(tokenizer, monkeypatch):
     tree = chunk_document(parse_document(DOC, "markdown"), "hichunk", ChunkOptions(hints="ignore", tokenizer=tokenizer))
     assert tree.meta["model"].startswith("hichunk-encoder#") and tree.meta["errors"] == 0
     assert "".join(t for t, _ in tree.split_texts()) == DOC
-    from models import registry
+    from hichunk.models import registry
 
     monkeypatch.delitem(registry.MODELS, registry.DEFAULT_MODEL)
     with pytest.raises(HichunkError, match="no default split-point model"):

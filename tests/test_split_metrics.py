@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hicbench.metrics.splits import SplitCounts, bootstrap_ci, chunks_from_points, count_line_points, count_splits
+from hichunk.bench.metrics.splits import SplitCounts, bootstrap_ci, chunks_from_points, count_line_points, count_splits
 
 
 def test_counts_follow_the_reference_rules():

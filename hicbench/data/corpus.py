@@ -1,6 +1,6 @@
 """Build training/eval corpora of multi-level Markdown documents.
 
-Sources are Debian documentation packages (see ``hicbench.data.debian``) or any
+Sources are Debian documentation packages (see ``hichunk.bench.data.debian``) or any
 folder of the user's own Markdown/HTML/reST/man pages. Each document goes
 through hichunk's own parsers, then ``normalise.to_markdown``; it is kept when
 it has at least two heading levels and enough text, and is not an exact
@@ -164,7 +164,7 @@ def _read(src: SourceDoc) -> str:
 def convert(src: SourceDoc) -> tuple[str, CorpusDoc | None, str]:
     """Parse and normalise one file: (id, document or None, reason it was dropped)."""
     from hichunk.document.html import html_title, parse_html
-    from hicbench.data.normalise import to_markdown
+    from hichunk.bench.data.normalise import to_markdown
 
     try:
         text = _read(src)
@@ -220,7 +220,7 @@ def dir_sources(root: str, corpus: str | None = None) -> list[SourceDoc]:
 
 def package_sources(pkg) -> list[SourceDoc]:
     """SourceDocs of an unpacked Debian package (``debian.FetchedPackage``)."""
-    from hicbench.data.debian import list_documents
+    from hichunk.bench.data.debian import list_documents
 
     spec = pkg.spec
     return [
@@ -270,7 +270,7 @@ def build_corpus(
     progress: bool = True,
 ) -> Manifest:
     """Convert, filter, dedupe and split documents from packages and folders into ``out_dir``."""
-    from hicbench.data import debian
+    from hichunk.bench.data import debian
 
     packages, dirs = list(packages), list(dirs)
     if not packages and not dirs:
@@ -406,7 +406,7 @@ def corpus_stats(corpus_dir: str) -> dict:
 
 def write_denumbered(corpus_dir: str, out_dir: str) -> Manifest:
     """Copy a corpus with heading numbering stripped ("3.2 Title" -> "Title")."""
-    from hicbench.data.normalise import denumber_markdown
+    from hichunk.bench.data.normalise import denumber_markdown
 
     manifest = Manifest.load(corpus_dir)
     os.makedirs(out_dir, exist_ok=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from hicbench.data.questions import Section
-from hicbench.llm import Endpoint, extract_json
+from hichunk.bench.data.questions import Section
+from hichunk.bench.llm import Endpoint, extract_json
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Each language becomes its own dataset (``<name>-en``, ``<name>-zh``), holding
 every document of that language (the chunking benchmark scores them all;
 lines that start with '#' without being headings get a leading space, so the
-HiCBench ground-truth rule sees exactly the real headings) and the structure-derived T1/T2 questions of ``hicbench.data.questions``; with an
+HiCBench ground-truth rule sees exactly the real headings) and the structure-derived T1/T2 questions of ``hichunk.bench.data.questions``; with an
 endpoint, also LLM-written questions with answers and facts. ``manifest.json``
 records the source (corpus content hash or folder), the rules and every
 dataset's data version.
@@ -23,10 +23,10 @@ from tqdm import tqdm
 
 from hichunk.document.markdown import parse_markdown
 from hichunk.errors import HichunkError
-from hicbench.data import questions as Q
-from hicbench.data.corpus import CorpusDoc, Manifest, convert, dir_sources, load_split
-from hicbench.data.hicbench_format import doc_stem, write_dataset
-from hicbench.llm import Endpoint
+from hichunk.bench.data import questions as Q
+from hichunk.bench.data.corpus import CorpusDoc, Manifest, convert, dir_sources, load_split
+from hichunk.bench.data.hicbench_format import doc_stem, write_dataset
+from hichunk.bench.llm import Endpoint
 
 log = logging.getLogger(__name__)
 MAKER_VERSION = "1.0"
@@ -76,7 +76,7 @@ def _records(cdoc: CorpusDoc, stem: str, opts: MakeOptions) -> list[dict]:
                     "_id": stem, "qid": q.qid, "type": q.type, "sections": q.sections, "words": q.words,
                     "generator": "structure"})
     if opts.endpoint is not None:
-        from hicbench.data.llm_questions import section_question
+        from hichunk.bench.data.llm_questions import section_question
 
         sections = Q.document_sections(doc, cdoc.lang)
         rng = random.Random(f"{opts.seed}\0llm\0{stem}")

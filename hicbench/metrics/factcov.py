@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from hichunk.errors import HichunkError
-from hicbench.llm import Endpoint, extract_json
+from hichunk.bench.llm import Endpoint, extract_json
 
 EXTRACT_PROMPT = """Break the answer below into short, self-contained factual statements, one fact each.
 Return only JSON of the form {{"facts": ["...", "..."]}}.

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from hicbench.metrics.splits import SplitCounts, count_splits as count_levels
+from hichunk.bench.metrics.splits import SplitCounts, count_splits as count_levels
 
 _PREFIX = re.compile(r"^[ #]*")
 

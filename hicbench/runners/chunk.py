@@ -18,7 +18,7 @@ from hichunk.hashing import text_sha256
 from hichunk.tokens import Tokenizer
 from hichunk.tree.export import from_dict, to_dict
 from hichunk.tree.model import ChunkTree
-from hicbench.runners.methods import MethodSpec
+from hichunk.bench.runners.methods import MethodSpec
 
 log = logging.getLogger(__name__)
 ON_ERROR = ("fail", "count")

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from hichunk.tokens import Tokenizer
-from hicbench.data.hicbench_format import Dataset
-from hicbench.metrics.splitpoints import count_splits, pooled, scores
-from hicbench.metrics.splits import SplitCounts, prf
-from hicbench.report import fmt_diff, fmt_estimate, header, table, write_report
-from hicbench.runinfo import run_info
-from hicbench.runners.chunk import TreeCache, chunk_all, tree_meta
-from hicbench.runners.methods import MethodSpec
-from hicbench.stats import paired_statistic_diff_ci, statistic_ci
+from hichunk.bench.data.hicbench_format import Dataset
+from hichunk.bench.metrics.splitpoints import count_splits, pooled, scores
+from hichunk.bench.metrics.splits import SplitCounts, prf
+from hichunk.bench.report import fmt_diff, fmt_estimate, header, table, write_report
+from hichunk.bench.runinfo import run_info
+from hichunk.bench.runners.chunk import TreeCache, chunk_all, tree_meta
+from hichunk.bench.runners.methods import MethodSpec
+from hichunk.bench.stats import paired_statistic_diff_ci, statistic_ci
 
 
 @dataclass

@@ -23,14 +23,14 @@ from tqdm import tqdm
 from hichunk.errors import HichunkError
 from hichunk.tokens import Tokenizer
 from hichunk.tree.model import ChunkTree
-from hicbench.data.hicbench_format import QA, Dataset
-from hicbench.llm import Endpoint
-from hicbench.metrics.evidence import EvidenceScorer
-from hicbench.report import fmt_diff, fmt_estimate, header, line_plot, table, write_report
-from hicbench.runinfo import run_info
-from hicbench.runners.chunk import TreeCache, chunk_all, tree_meta
-from hicbench.runners.methods import MethodSpec
-from hicbench.stats import mean_ci, paired_diff_ci
+from hichunk.bench.data.hicbench_format import QA, Dataset
+from hichunk.bench.llm import Endpoint
+from hichunk.bench.metrics.evidence import EvidenceScorer
+from hichunk.bench.report import fmt_diff, fmt_estimate, header, line_plot, table, write_report
+from hichunk.bench.runinfo import run_info
+from hichunk.bench.runners.chunk import TreeCache, chunk_all, tree_meta
+from hichunk.bench.runners.methods import MethodSpec
+from hichunk.bench.stats import mean_ci, paired_diff_ci
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class RagSettings:
     budgets: list[int]
     top_k: int = 128
     punctuation: str = "ascii"
-    glue_context: bool = True  # ". " -> "." in contexts too (see hicbench.metrics.evidence)
+    glue_context: bool = True  # ". " -> "." in contexts too (see hichunk.bench.metrics.evidence)
     on_error: str = "fail"
     baseline: str | None = None
     endpoint: Endpoint | None = None
@@ -97,7 +97,7 @@ class RagRun:
 
 
 def default_backend(tokenizer: Tokenizer, embedder: str | None = None, cache_path: str | None = None) -> Backend:
-    from hicbench.runners.retrieval_backend import RetrievalBackend
+    from hichunk.bench.runners.retrieval_backend import RetrievalBackend
 
     return RetrievalBackend(tokenizer, embedder, cache_path=cache_path)
 
@@ -159,9 +159,9 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], backend: Backend, tokeniz
 
 def _answer(item: RagItem, context: str, settings: RagSettings, lang: str | None) -> None:
     """Answer from the context through the endpoint; Rouge-L and Fact-Cov when references exist."""
-    from hicbench.answering import answer_question
-    from hicbench.metrics.factcov import extract_facts, judge_coverage
-    from hicbench.metrics.rouge import best_rouge_l
+    from hichunk.bench.answering import answer_question
+    from hichunk.bench.metrics.factcov import extract_facts, judge_coverage
+    from hichunk.bench.metrics.rouge import best_rouge_l
 
     q = item.qa
     if not q.answers and not q.facts:
@@ -261,7 +261,7 @@ def _losses(run: RagRun, budgets: list[int], base: str) -> str:
 
 
 def _answer_section(run: RagRun, settings: RagSettings) -> str:
-    from hicbench.metrics.factcov import Coverage, pooled_fact_coverage
+    from hichunk.bench.metrics.factcov import Coverage, pooled_fact_coverage
 
     rows = []
     for spec in run.specs:

@@ -1,8 +1,8 @@
 """The rag benchmark's backend on the retrieval package: embedders, ranking, budget fill, Auto-Merge.
 
-Leaves are embedded from ``retrieval.inputs.encoder_inputs`` (the exact text
+Leaves are embedded from ``hichunk.retrieval.inputs.encoder_inputs`` (the exact text
 the index would embed); a question ranks the leaves of its own document by
-dot product; ``retrieval.search`` fills the budget (paper Auto-Merge rule by
+dot product; ``hichunk.retrieval.search`` fills the budget (paper Auto-Merge rule by
 default, ``mode="reference"`` for the published code's variant) and writes
 the context.
 """
@@ -21,13 +21,13 @@ from hichunk.tree.model import ChunkTree
 
 
 class RetrievalBackend:
-    """``cache_path``: an embedding cache file (``retrieval.embedders.EmbeddingCache``), so a rerun embeds only
+    """``cache_path``: an embedding cache file (``hichunk.retrieval.embedders.EmbeddingCache``), so a rerun embeds only
     leaves it has not seen (methods that share leaves, or a rerun after adding a method, cost nothing more)."""
 
     def __init__(self, tokenizer: Tokenizer, embedder: str | None = None, mode: str = "paper", fill: str = "truncate",
                  cache_path: str | None = None):
         try:
-            from retrieval.embedders import CachedEmbedder, EmbeddingCache, load_embedder
+            from hichunk.retrieval.embedders import CachedEmbedder, EmbeddingCache, load_embedder
         except ImportError:
             raise HichunkError("the rag benchmark needs the retrieval package, which this installation lacks") from None
         self.tokenizer = tokenizer
@@ -41,8 +41,8 @@ class RetrievalBackend:
         return self.embedder.embed_queries(list(texts))
 
     def prepare(self, trees: dict[str, ChunkTree], progress: bool) -> dict[str, object]:
-        from retrieval.inputs import encoder_inputs
-        from retrieval.search import TreeView
+        from hichunk.retrieval.inputs import encoder_inputs
+        from hichunk.retrieval.search import TreeView
 
         ids = sorted(trees)
         inputs = {d: encoder_inputs(trees[d]) for d in ids}
@@ -59,7 +59,7 @@ class RetrievalBackend:
         return out
 
     def rank(self, handle: object, query_vector: np.ndarray, top_k: int) -> list[tuple[int, float]]:
-        from retrieval.search import top_rows
+        from hichunk.retrieval.search import top_rows
 
         _, vectors, leaf_ids, _ = handle
         if not len(leaf_ids):
@@ -68,7 +68,7 @@ class RetrievalBackend:
         return [(leaf_ids[r], float(scores[r])) for r in top_rows(scores, top_k)]
 
     def context(self, handle: object, query: str, ranking: list[tuple[int, float]], budget: int, auto_merge: bool) -> str:
-        from retrieval.search import FillOptions, assemble, fill_context
+        from hichunk.retrieval.search import FillOptions, assemble, fill_context
 
         doc, _, _, view = handle
         options = FillOptions(budget=budget, auto_merge=auto_merge, mode=self.mode, fill=self.fill,

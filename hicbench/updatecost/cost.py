@@ -28,9 +28,9 @@ EncoderInputs = Callable[[ChunkTree], list[str]]
 def default_encoder_inputs() -> EncoderInputs:
     """The retrieval package's encoder-input function (what the embedder really reads)."""
     try:
-        from retrieval.inputs import encoder_inputs
+        from hichunk.retrieval.inputs import encoder_inputs
     except ImportError:
-        raise HichunkError("update cost needs retrieval.inputs.encoder_inputs, which this installation lacks") from None
+        raise HichunkError("update cost needs hichunk.retrieval.inputs.encoder_inputs, which this installation lacks") from None
     return encoder_inputs
 
 

@@ -2,7 +2,7 @@
 
 Every document gets the same seeded edits for every method. For each method
 the old version and each edited version are chunked, their encoder inputs
-built (by default with ``retrieval.inputs.encoder_inputs``), and R measured
+built (by default with ``hichunk.retrieval.inputs.encoder_inputs``), and R measured
 against a cache of the old version's inputs. The null edit is the control: any
 R above 0 there is reported as a failed control.
 """
@@ -20,14 +20,14 @@ from hichunk.document.markdown import parse_markdown
 from hichunk.errors import HichunkError
 from hichunk.sentences import is_chinese
 from hichunk.tokens import Tokenizer
-from hicbench.data.hicbench_format import Dataset
-from hicbench.report import fmt_diff, fmt_estimate, header, line_plot, table, write_report
-from hicbench.runinfo import run_info
-from hicbench.runners.chunk import TreeCache, chunk_one
-from hicbench.runners.methods import MethodSpec
-from hicbench.stats import mean_ci, paired_diff_ci
-from hicbench.updatecost.cost import Cost, EncoderInputs, default_encoder_inputs, leaf_inputs, recompute_cost
-from hicbench.updatecost.edits import EDIT_KINDS, Edit, body_sentences, make_edit
+from hichunk.bench.data.hicbench_format import Dataset
+from hichunk.bench.report import fmt_diff, fmt_estimate, header, line_plot, table, write_report
+from hichunk.bench.runinfo import run_info
+from hichunk.bench.runners.chunk import TreeCache, chunk_one
+from hichunk.bench.runners.methods import MethodSpec
+from hichunk.bench.stats import mean_ci, paired_diff_ci
+from hichunk.bench.updatecost.cost import Cost, EncoderInputs, default_encoder_inputs, leaf_inputs, recompute_cost
+from hichunk.bench.updatecost.edits import EDIT_KINDS, Edit, body_sentences, make_edit
 
 POSITIONS = ("insert-start", "insert-middle", "insert-end")
 

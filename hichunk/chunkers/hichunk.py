@@ -21,7 +21,7 @@ from hichunk.sentences import split_sentences
 from hichunk.tree.build import Boundary, build_tree
 from hichunk.tree.levels import fold_levels, merge_over_chunk
 from hichunk.tree.model import ChunkTree
-from models.protocol import SplitPointModel
+from hichunk.models.protocol import SplitPointModel
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ class HichunkChunker:
                  cache: PredictionCache | None = None, on_window: Callable[[str, WindowRecord], None] | None = None,
                  progress: bool = False):
         if model is None:
-            from models.registry import load_model
+            from hichunk.models.registry import load_model
 
             model = load_model(None)
         self.options = options

@@ -27,7 +27,7 @@ PERCENTILE = 74.0
 
 @lru_cache(maxsize=2)
 def _default_embedder(name: str | None):
-    from retrieval.embedders import load_embedder
+    from hichunk.retrieval.embedders import load_embedder
 
     return load_embedder(name)
 

@@ -99,7 +99,7 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
 def endpoint_from(args: argparse.Namespace):
     if not args.endpoint:
         return None
-    from hicbench.llm import Endpoint
+    from hichunk.bench.llm import Endpoint
 
     if not args.endpoint_model:
         raise HichunkError("--endpoint needs --endpoint-model")
@@ -113,7 +113,7 @@ def _progress(args: argparse.Namespace) -> bool:
 def _cache(args: argparse.Namespace):
     if not args.reuse_trees:
         return None
-    from hicbench.runners.chunk import TreeCache
+    from hichunk.bench.runners.chunk import TreeCache
 
     return TreeCache(args.reuse_trees)
 
@@ -125,9 +125,9 @@ def _say(paths) -> None:
 
 def run_chunking_cli(args: argparse.Namespace) -> int:
     from hichunk.tokens import load_tokenizer
-    from hicbench.data.hicbench_format import load_dataset
-    from hicbench.runners.chunking import chunking_report, run_chunking
-    from hicbench.runners.methods import parse_methods
+    from hichunk.bench.data.hicbench_format import load_dataset
+    from hichunk.bench.runners.chunking import chunking_report, run_chunking
+    from hichunk.bench.runners.methods import parse_methods
 
     specs = parse_methods(args.methods, args.leaf_tokens)
     dataset = load_dataset(args.data, args.dataset)
@@ -148,9 +148,9 @@ def _budgets(text: str) -> list[int]:
 
 def run_rag_cli(args: argparse.Namespace) -> int:
     from hichunk.tokens import load_tokenizer
-    from hicbench.data.hicbench_format import load_dataset
-    from hicbench.runners.methods import parse_methods
-    from hicbench.runners.rag import RagSettings, default_backend, rag_report, run_rag
+    from hichunk.bench.data.hicbench_format import load_dataset
+    from hichunk.bench.runners.methods import parse_methods
+    from hichunk.bench.runners.rag import RagSettings, default_backend, rag_report, run_rag
 
     specs = parse_methods(args.methods, args.leaf_tokens)
     budgets = _budgets(args.budgets)
@@ -173,10 +173,10 @@ def run_rag_cli(args: argparse.Namespace) -> int:
 
 def run_update_cost_cli(args: argparse.Namespace) -> int:
     from hichunk.tokens import load_tokenizer
-    from hicbench.data.hicbench_format import load_dataset
-    from hicbench.runners.methods import parse_methods
-    from hicbench.updatecost.edits import EDIT_KINDS
-    from hicbench.updatecost.runner import run_update_cost, update_cost_report
+    from hichunk.bench.data.hicbench_format import load_dataset
+    from hichunk.bench.runners.methods import parse_methods
+    from hichunk.bench.updatecost.edits import EDIT_KINDS
+    from hichunk.bench.updatecost.runner import run_update_cost, update_cost_report
 
     specs = parse_methods(args.methods, args.leaf_tokens)
     kinds = [k.strip() for k in args.edits.split(",")] if args.edits else list(EDIT_KINDS)
@@ -192,7 +192,7 @@ def run_update_cost_cli(args: argparse.Namespace) -> int:
 
 
 def run_make_cli(args: argparse.Namespace) -> int:
-    from hicbench.data.make import MakeOptions, corpus_documents, folder_documents, make_benchmark
+    from hichunk.bench.data.make import MakeOptions, corpus_documents, folder_documents, make_benchmark
 
     endpoint = endpoint_from(args)
     langs = [x.strip() for x in args.langs.split(",")] if args.langs else None

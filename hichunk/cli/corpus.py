@@ -37,8 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from hicbench.data.corpus import build_corpus
-    from hicbench.data.debian import DEFAULT_PACKAGES
+    from hichunk.bench.data.corpus import build_corpus
+    from hichunk.bench.data.debian import DEFAULT_PACKAGES
 
     packages = args.packages
     if packages is None:
@@ -53,7 +53,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from hicbench.data.corpus import Manifest, corpus_stats
+    from hichunk.bench.data.corpus import Manifest, corpus_stats
 
     manifest = Manifest.load(args.dir)
     out = {"counts": manifest.counts, "dropped": manifest.data.get("dropped", {}), "stats": corpus_stats(args.dir)}
@@ -62,7 +62,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _denumber(args: argparse.Namespace) -> int:
-    from hicbench.data.corpus import write_denumbered
+    from hichunk.bench.data.corpus import write_denumbered
 
     manifest = write_denumbered(args.dir, args.out)
     print(json.dumps({"content_hash": manifest.data["content_hash"]}, indent=2))

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from hichunk.chunkers import ChunkOptions, chunk_document
     from hichunk.document import load_document
     from hichunk.tree import render_tree
-    from retrieval import FillOptions, Index, IndexConfig
+    from hichunk.retrieval import FillOptions, Index, IndexConfig
 
     doc = load_document(args.document)
     tree = chunk_document(doc, "hichunk", ChunkOptions(hints=args.hints))

@@ -54,8 +54,8 @@ def _report_options(p: argparse.ArgumentParser) -> None:
 
 def _config_options(p: argparse.ArgumentParser) -> None:
     from hichunk.chunkers import METHODS
-    from retrieval.embedders import DEFAULT_EMBEDDER
-    from retrieval.index import DEFAULT_METHOD
+    from hichunk.retrieval.embedders import DEFAULT_EMBEDDER
+    from hichunk.retrieval.index import DEFAULT_METHOD
 
     g = p.add_argument_group("index settings (fixed when the index is created)")
     g.add_argument("--method", default=DEFAULT_METHOD, choices=list(METHODS), help=f"chunking method (default: {DEFAULT_METHOD})")
@@ -73,7 +73,7 @@ def _config_options(p: argparse.ArgumentParser) -> None:
 def _documents(paths: list[str], args: argparse.Namespace):
     from hichunk.cli.inputs import collect_inputs
     from hichunk.cli.options import load_input
-    from retrieval.index import doc_id_for
+    from hichunk.retrieval.index import doc_id_for
 
     return [(doc_id_for(path), (lambda path=path: load_input(path, args))) for path in collect_inputs(paths)]
 
@@ -102,7 +102,7 @@ def _print_report(report, args: argparse.Namespace, verb: str) -> int:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from retrieval.index import Index, IndexConfig
+    from hichunk.retrieval.index import Index, IndexConfig
 
     config = IndexConfig(embedder=args.embedder, breadcrumb=not args.no_breadcrumb, method=args.method,
                          leaf_tokens=args.leaf_tokens, max_level=args.max_level,
@@ -113,14 +113,14 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_update(args: argparse.Namespace) -> int:
-    from retrieval.index import Index
+    from hichunk.retrieval.index import Index
 
     index = Index.open(args.index)
     return _print_report(index.add(_documents(args.paths, args), progress=not getattr(args, 'quiet', False)), args, "index update")
 
 
 def run_remove(args: argparse.Namespace) -> int:
-    from retrieval.index import Index
+    from hichunk.retrieval.index import Index
 
     return _print_report(Index.open(args.index).remove(args.ids), args, "index remove")
 
@@ -128,7 +128,7 @@ def run_remove(args: argparse.Namespace) -> int:
 def run_info(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from retrieval.index import Index
+    from hichunk.retrieval.index import Index
 
     index = Index.open(args.index)
     info = {"index": args.index, "documents": len(index), "leaves": index.n_leaves, "config": asdict(index.config),

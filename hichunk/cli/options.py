@@ -73,8 +73,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 def model_from(args: argparse.Namespace):
     """The split-point model the options name (None: the registered default)."""
     from hichunk.errors import HichunkError
-    from models.prompt import load_instruction
-    from models.registry import ModelSettings, load_endpoint, load_model
+    from hichunk.models.prompt import load_instruction
+    from hichunk.models.registry import ModelSettings, load_endpoint, load_model
 
     settings = ModelSettings(window_tokens=args.window, max_new_tokens=args.max_new_tokens,
                              instruction=load_instruction(args.prompt_file) if args.prompt_file else None,

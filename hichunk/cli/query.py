@@ -69,8 +69,8 @@ def _read_queries(path: str) -> list[dict]:
 
 def run(args: argparse.Namespace) -> int:
     from hichunk.tokens import load_tokenizer
-    from retrieval.index import Index
-    from retrieval.search import FillOptions
+    from hichunk.retrieval.index import Index
+    from hichunk.retrieval.search import FillOptions
 
     if (args.query is None) == (args.queries is None):
         raise HichunkError("give a question or --queries FILE (not both)")

@@ -26,7 +26,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def add_sft_arguments(parser: argparse.ArgumentParser) -> None:
-    """Sub-commands ``data`` and ``train`` (shared by ``hichunk sft`` and ``python -m models.train.lora``)."""
+    """Sub-commands ``data`` and ``train`` (shared by ``hichunk sft`` and ``python -m hichunk.models.train.lora``)."""
     sub = parser.add_subparsers(dest="sft_command", metavar="STEP", required=True)
     d = sub.add_parser("data", help="write the fine-tuning windows as instruction/output JSONL")
     _add_common(d)
@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _recipe(args: argparse.Namespace):
-    from models.train.lora import recipe_from
+    from hichunk.models.train.lora import recipe_from
 
     fields = {"window_tokens": args.max_tokens, "train_windows": args.windows, "seed": args.seed, "base": args.base}
     for name in ("epochs", "max_steps", "threads", "device", "dtype"):
@@ -72,9 +72,9 @@ def _logging(args: argparse.Namespace) -> bool:
 def run_data(args: argparse.Namespace) -> int:
     import json
 
-    from models.generative import HFPrompt
-    from models.train.lora import load_tokenizer_of, recipe_examples
-    from models.train.sft import write_jsonl
+    from hichunk.models.generative import HFPrompt
+    from hichunk.models.train.lora import load_tokenizer_of, recipe_examples
+    from hichunk.models.train.sft import write_jsonl
 
     _logging(args)
     recipe = _recipe(args)
@@ -88,7 +88,7 @@ def run_data(args: argparse.Namespace) -> int:
 def run_train(args: argparse.Namespace) -> int:
     import json
 
-    from models.train.lora import train_lora
+    from hichunk.models.train.lora import train_lora
 
     progress = _logging(args)
     meta = train_lora(args.corpus, args.out, _recipe(args), progress=progress)

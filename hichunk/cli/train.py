@@ -6,7 +6,7 @@ import argparse
 
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
-    """Options shared by ``hichunk train`` and ``python -m models.train``."""
+    """Options shared by ``hichunk train`` and ``python -m hichunk.models.train``."""
     p.add_argument("--corpus", required=True, metavar="DIR", help="a built corpus (hichunk corpus build): train + dev splits")
     p.add_argument("--out", required=True, metavar="DIR", help="where to write config.json and weights.pt")
     p.add_argument("--epochs", type=int, help="passes over the training documents (default: the shipped recipe)")
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     import logging
 
-    from models.train.encoder import TrainSettings, train_encoder
+    from hichunk.models.train.encoder import TrainSettings, train_encoder
 
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
     settings = TrainSettings(seed=args.seed, max_docs=args.max_docs, max_steps=args.max_steps)

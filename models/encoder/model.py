@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from hichunk.errors import HichunkError
-from models.protocol import ChunkStart, LineLayout, Prediction, Window
+from hichunk.models.protocol import ChunkStart, LineLayout, Prediction, Window
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "weights")
 CONFIG_FILE = "config.json"
@@ -152,7 +152,7 @@ class EncoderModel:
     def __init__(self, config: EncoderConfig, state: dict):
         import torch
 
-        from models.encoder.net import LineLabeller, NetConfig
+        from hichunk.models.encoder.net import LineLabeller, NetConfig
 
         self.config = config
         self.name = config.name
@@ -174,7 +174,7 @@ class EncoderModel:
         Column 0: no chunk starts here; then each level; then (when the network
         has them) each level change from the previous start, a distribution of its own.
         """
-        from models.encoder.features import featurize
+        from hichunk.models.encoder.features import featurize
 
         if not lines:
             return np.zeros((0, self.net.cfg.max_level + 1 + self.net.cfg.rel_classes), dtype=np.float32)

@@ -6,7 +6,7 @@ is judged with its neighbours (a short line followed by a long paragraph, the
 numbering of the previous heading...). The output per line is a distribution
 over ``0`` (no chunk starts here) and levels ``1..max_level``, and, with
 ``rel_classes``, a second one over the level change from the previous chunk
-start (``models.encoder.model.rel_class``):
+start (``hichunk.models.encoder.model.rel_class``):
 "a sibling", "a child", "back up one" are local judgements, easier to learn
 than an absolute depth, and the decoder combines both.
 """

@@ -1,4 +1,4 @@
-"""``python -m models.train``: the same as ``hichunk train``."""
+"""``python -m hichunk.models.train``: the same as ``hichunk train``."""
 
 import argparse
 import sys
@@ -8,12 +8,12 @@ from hichunk.errors import HichunkError
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m models.train", description="Train the encoder split-point model.")
+    parser = argparse.ArgumentParser(prog="python -m hichunk.models.train", description="Train the encoder split-point model.")
     add_train_arguments(parser)
     try:
         return run(parser.parse_args(argv))
     except HichunkError as exc:
-        print(f"models.train: error: {exc}", file=sys.stderr)
+        print(f"hichunk.models.train: error: {exc}", file=sys.stderr)
         return 2
 
 

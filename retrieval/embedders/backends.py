@@ -12,7 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 
 from hichunk.errors import HichunkError
-from retrieval.embedders.base import BatchedEmbedder
+from hichunk.retrieval.embedders.base import BatchedEmbedder
 
 
 def _package_version(dist: str) -> str:

@@ -18,8 +18,8 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from hichunk.errors import HichunkError
-from retrieval.embedders.base import Embedder, Progress
-from retrieval.faults import checkpoint
+from hichunk.retrieval.embedders.base import Embedder, Progress
+from hichunk.retrieval.faults import checkpoint
 
 
 def cache_key(model_id: str, text: str) -> bytes:

@@ -37,8 +37,8 @@ from hichunk.document.model import Document
 from hichunk.errors import HichunkError
 from hichunk.tree.export import from_dict, to_dict
 from hichunk.tree.model import LEAF, ChunkTree
-from retrieval.faults import checkpoint
-from retrieval.index.files import atomic_write, fsync_dir, npy_bytes
+from hichunk.retrieval.faults import checkpoint
+from hichunk.retrieval.index.files import atomic_write, fsync_dir, npy_bytes
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ class Index:
     @classmethod
     def create(cls, path: str, config: IndexConfig | None = None, exist_ok: bool = True) -> "Index":
         """A new empty index at ``path`` (or the existing one, which must have the same config)."""
-        from retrieval.embedders import DEFAULT_EMBEDDER
+        from hichunk.retrieval.embedders import DEFAULT_EMBEDDER
         from hichunk.tokens import DEFAULT_TOKENIZER
 
         config = config or IndexConfig()
@@ -202,7 +202,7 @@ class Index:
 
     def view(self, doc: str, tokenizer=None):
         """The search view of a document's tree (cached), sizes in ``tokenizer`` (default: the tree's)."""
-        from retrieval.search.view import TreeView
+        from hichunk.retrieval.search.view import TreeView
 
         key = (doc, getattr(tokenizer, "name", ""))
         view = self._views.get(key)
@@ -218,7 +218,7 @@ class Index:
     @property
     def embedder(self):
         if self._embedder is None:
-            from retrieval.embedders import CachedEmbedder, EmbeddingCache, load_embedder
+            from hichunk.retrieval.embedders import CachedEmbedder, EmbeddingCache, load_embedder
 
             self._embedder = CachedEmbedder(load_embedder(self.config.embedder or None),
                                             EmbeddingCache(os.path.join(self.path, "cache.sqlite")))
@@ -239,7 +239,7 @@ class Index:
         from tqdm import tqdm
 
         from hichunk.chunkers import get_chunker
-        from retrieval.inputs import encoder_inputs
+        from hichunk.retrieval.inputs import encoder_inputs
 
         started = time.perf_counter()
         report = UpdateReport()
@@ -339,7 +339,7 @@ class Index:
     def _recompute(self, old: dict, inputs: list[str]) -> tuple[int, int]:
         """(tokens of unique new inputs absent from the previous version, tokens of all unique new inputs)."""
         from hichunk.tokens import load_tokenizer
-        from retrieval.inputs import encoder_inputs
+        from hichunk.retrieval.inputs import encoder_inputs
 
         with open(os.path.join(self.path, old["tree"]), "rb") as fh:
             previous = set(encoder_inputs(from_dict(json.loads(fh.read())), self.config.breadcrumb))
@@ -478,7 +478,7 @@ class Index:
     # -- searching ----------------------------------------------------------------------
     def search(self, query: str, options=None, tokenizer=None, docs: list[str] | None = None):
         """Rank the pool's leaves for ``query`` and fill the budget (Auto-Merge on by default)."""
-        from retrieval.search import search_index
+        from hichunk.retrieval.search import search_index
 
         return search_index(self, query, options, tokenizer, docs)
 

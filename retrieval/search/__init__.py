@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 from hichunk.tokens import Tokenizer, load_tokenizer
-from retrieval.search.automerge import MODES, FillOptions, FillResult, Merge, fill_context
-from retrieval.search.context import Passage, SearchResult, assemble
-from retrieval.search.query import MAX_QUERY_CHARS, check_query
-from retrieval.search.ranking import ranked_rows, top_rows
-from retrieval.search.view import TreeView
+from hichunk.retrieval.search.automerge import MODES, FillOptions, FillResult, Merge, fill_context
+from hichunk.retrieval.search.context import Passage, SearchResult, assemble
+from hichunk.retrieval.search.query import MAX_QUERY_CHARS, check_query
+from hichunk.retrieval.search.ranking import ranked_rows, top_rows
+from hichunk.retrieval.search.view import TreeView
 
 
 def search_index(index, query: str, options: FillOptions | None = None, tokenizer: Tokenizer | None = None,
                  docs: list[str] | None = None) -> SearchResult:
-    """Encode ``query`` and search ``index`` (a ``retrieval.index.Index``)."""
+    """Encode ``query`` and search ``index`` (a ``hichunk.retrieval.index.Index``)."""
     query = check_query(query)
     vector = index.embedder.embed_queries([query])[0]
     return search_vector(index, vector, query, options, tokenizer, docs)

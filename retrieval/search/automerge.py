@@ -35,7 +35,7 @@ from typing import Callable, Iterable
 
 from hichunk.errors import HichunkError
 from hichunk.tokens import Tokenizer
-from retrieval.search.view import TreeView
+from hichunk.retrieval.search.view import TreeView
 
 PAPER, REFERENCE = "paper", "reference"
 MODES = (PAPER, REFERENCE)

@@ -6,8 +6,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from hichunk.tokens import Tokenizer
-from retrieval.search.automerge import REFERENCE, FillOptions, FillResult, Merge, Ref, _Entry
-from retrieval.search.view import TreeView
+from hichunk.retrieval.search.automerge import REFERENCE, FillOptions, FillResult, Merge, Ref, _Entry
+from hichunk.retrieval.search.view import TreeView
 
 
 @dataclass

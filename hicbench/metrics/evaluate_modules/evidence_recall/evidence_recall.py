@@ -8,7 +8,7 @@ have all their evidence in the context.
 import datasets
 import evaluate
 
-from hicbench.metrics.evidence import EvidenceScorer
+from hichunk.bench.metrics.evidence import EvidenceScorer
 
 _DESCRIPTION = __doc__
 _CITATION = "HiChunk (arXiv 2509.11552), evidence recall (ERec)"

@@ -6,7 +6,7 @@ predictions: answers; references: each question's reference answers (best one co
 import datasets
 import evaluate
 
-from hicbench.metrics.rouge import best_rouge_l
+from hichunk.bench.metrics.rouge import best_rouge_l
 
 _DESCRIPTION = __doc__
 _CITATION = "HiChunk (arXiv 2509.11552), answer Rouge-L"
