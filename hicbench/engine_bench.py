@@ -32,7 +32,7 @@ from hichunk.engine import EngineSettings, infer_points, model_units, relative_h
 from hichunk.sentences import split_sentences
 from hichunk.tokens import load_tokenizer
 from hichunk.models.prompt import format_answer, parse_answer
-from hichunk.models.protocol import ChunkStart, Prediction, Window
+from hichunk.protocol import ChunkStart, Prediction, Window
 
 
 def median_ci(values: list[float], n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:

@@ -99,7 +99,8 @@ class ModelChunker:
 
 def make_chunker(method: str, model_dir: str | None, window: int | None = None):
     """The chunker for a benchmark method name (None when it is not available here)."""
-    from hichunk.chunkers import METHODS, ChunkOptions, get_chunker
+    from hichunk.chunkers import METHODS, ChunkOptions
+    from hichunk.retrieval.chunking import get_chunker
 
     if method == "encoder":
         from hichunk.models.encoder import load_encoder

@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 from hichunk.errors import HichunkError
 from hichunk.tokens import Tokenizer
 from hichunk.models.prompt import INSTRUCTION, build_prompt, parse_answer
-from hichunk.models.protocol import ParseError, Prediction, Window
+from hichunk.protocol import ParseError, Prediction, Window
 
 log = logging.getLogger(__name__)
 

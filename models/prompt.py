@@ -17,7 +17,7 @@ import re
 from typing import Iterable, Sequence
 
 from hichunk.errors import HichunkError
-from hichunk.models.protocol import MAX_LEVEL, ChunkStart, ParseError
+from hichunk.protocol import MAX_LEVEL, ChunkStart, ParseError, render_line
 
 LEVEL_WORDS = ("One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten")
 _LEVEL_OF_WORD = {w.lower(): i + 1 for i, w in enumerate(LEVEL_WORDS)}
@@ -38,9 +38,6 @@ INSTRUCTION = (
 _ANSWER_LINE = re.compile(r"^\s*(\d+)\s*,\s*level\s+([a-z]+)\s*,\s*(true|false)\s*$", re.IGNORECASE)
 
 
-def render_line(number: int, sentence: str) -> str:
-    """One numbered input line, newline included (the engine counts tokens of exactly this)."""
-    return f"{number} @ {sentence}\n"
 
 
 def build_prompt(lines: Sequence[str], instruction: str = INSTRUCTION) -> str:
@@ -81,23 +78,6 @@ def parse_answer(answer: str, strict_empty: bool = False) -> list[ChunkStart]:
     return starts
 
 
-def check_starts(starts: Sequence[ChunkStart], n_lines: int) -> str | None:
-    """Why these starts are not a valid answer for a window of ``n_lines`` lines (None when valid).
-
-    Every start must lie inside the window and have a level in 1..10, and the
-    starts of each level must strictly increase in answer order. The reference
-    code checked level 1 only and never bounded its first point; we check all.
-    """
-    last: dict[int, int] = {}
-    for s in starts:
-        if not 0 <= s.line < n_lines:
-            return f"line {s.line} outside the window (0..{n_lines - 1})"
-        if not 1 <= s.level <= MAX_LEVEL:
-            return f"level {s.level} outside 1..{MAX_LEVEL}"
-        if s.line <= last.get(s.level, -1):
-            return f"level-{s.level} line {s.line} does not increase"
-        last[s.level] = s.line
-    return None
 
 
 def load_instruction(path: str) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from hichunk.errors import HichunkError
 from hichunk.tokens import Tokenizer
-from hichunk.models.protocol import SplitPointModel
+from hichunk.protocol import SplitPointModel
 
 # name -> "module:function(settings) -> SplitPointModel"
 MODELS: dict[str, str] = {

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from hichunk.bench.data.numbering import number_pattern
+from hichunk.numbering import number_pattern
 from hichunk.sentences import is_chinese
 from hichunk.models.encoder.model import count_lines
-from hichunk.models.protocol import ChunkStart, Prediction, Window
+from hichunk.protocol import ChunkStart, Prediction, Window
 
 MAX_CHARS_EN = 80
 MAX_CHARS_ZH = 30

@@ -1,4 +1,4 @@
-"""A scripted split-point model for engine tests (a test double of hichunk.models.protocol.SplitPointModel).
+"""A scripted split-point model for engine tests (a test double of hichunk.protocol.SplitPointModel).
 
 Token counts are whitespace-separated words, so a numbered line
 ``"{i} @ {word}\\n"`` of a one-word unit costs exactly 3 tokens and window
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from hichunk.models.prompt import format_answer, parse_answer
-from hichunk.models.protocol import ChunkStart, Prediction, Window
+from hichunk.protocol import ChunkStart, Prediction, Window
 
 
 class ScriptedModel:

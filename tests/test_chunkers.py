@@ -1,6 +1,7 @@
 import pytest
 
-from hichunk.chunkers import METHODS, ChunkOptions, chunk_document, get_chunker
+from fakes import chunk_document
+from hichunk.chunkers import METHODS, ChunkOptions, get_chunker
 from hichunk.document import parse_document
 from hichunk.errors import HichunkError
 

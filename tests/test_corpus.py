@@ -23,7 +23,7 @@ from hichunk.bench.data.corpus import (
     write_denumbered,
 )
 from hichunk.bench.data.normalise import denumber_markdown, heading_title, relative_levels, to_markdown
-from hichunk.bench.data.numbering import number_pattern, strip_heading_number
+from hichunk.numbering import number_pattern, strip_heading_number
 
 WORDS = " ".join(f"word{i}" for i in range(120))
 ZH = "这是一个用于测试的中文句子，内容足够长。" * 12

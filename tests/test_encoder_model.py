@@ -10,7 +10,7 @@ import pytest
 
 from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.models.encoder.features import N_CUES, N_TEXT_CUES, featurize, hash_ngrams, numbering_key, outline_depth
-from hichunk.models.protocol import SplitPointModel, Window
+from hichunk.protocol import SplitPointModel, Window
 from hichunk.models.train.samples import (
     IGNORE, LabelledDoc, delete_content, denumber, model_lines, residual_indices, shuffle_sections, windows,
 )
@@ -65,7 +65,7 @@ def test_cues_mark_residual_lines_and_numbering():
     assert f.cues[0, residual] == 1 and f.cues[1, residual] == 0 and f.cues[1, first_new] == 1
     assert not np.array_equal(f.cues[0], f.cues[2])
     assert not f.cues[:, layout_known].any()  # no layout given
-    from hichunk.models.protocol import LineLayout
+    from hichunk.protocol import LineLayout
 
     shaped = featurize(["1.2 Setup", "Body text that goes on."], 0, 1 << 10,
                        [LineLayout(blank_before=True, blank_after=True), LineLayout(starts_line=False)])
@@ -224,13 +224,13 @@ def test_a_150k_word_document_goes_window_by_window(shipped):
 def test_train_command_line_runs_a_tiny_job(tiny_corpus, tmp_path, capsys):
     import argparse
 
+    from hichunk.cli import main
     from hichunk.cli.train import register
-    from hichunk.models.train.__main__ import main
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
     args = parser.parse_args(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "cli"), "--max-steps", "1", "-q"])
     assert args.handler(args) == 0
     assert (tmp_path / "cli" / "weights.pt").exists()
-    assert main(["--corpus", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"), "-q"]) == 2
+    assert main(["train", "--corpus", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"), "-q"]) == 2
     assert "error" in capsys.readouterr().err

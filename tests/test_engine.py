@@ -10,7 +10,7 @@ from engine_doubles import ScriptedModel, oracle
 from hichunk.engine import EngineSettings, PredictionCache, infer_points, residual_units, window_key
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.errors import HichunkError
-from hichunk.models.protocol import LineLayout, Window
+from hichunk.protocol import LineLayout, Window
 
 
 def window_for(lines: int, overhead: int = 10) -> int:

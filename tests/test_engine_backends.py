@@ -16,7 +16,7 @@ from hichunk.sentences import split_sentences
 from hichunk.errors import HichunkError
 from hichunk.models.generative import CompletionsEndpoint, clean_answer, completions_url, qwen3_chat
 from hichunk.models.prompt import INSTRUCTION
-from hichunk.models.protocol import ParseError, Window
+from hichunk.protocol import ParseError, Window
 
 DOC = "\n".join(f"Section {s} sentence {k} talks about topic number {s}." for s in range(6) for k in range(6)) + "\n"
 

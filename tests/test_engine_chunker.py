@@ -11,8 +11,9 @@ from hichunk.engine import merge_with_headings, model_units, relative_headings
 from hichunk.errors import HichunkError
 from hichunk.sentences import split_sentences
 from hichunk.tree import Boundary
-from hichunk.models.prompt import INSTRUCTION, build_prompt, check_starts, format_answer, load_instruction, parse_answer
-from hichunk.models.protocol import ChunkStart, LineLayout, ParseError
+from hichunk.models.prompt import INSTRUCTION, build_prompt, format_answer, load_instruction, parse_answer
+from hichunk.protocol import check_starts
+from hichunk.protocol import ChunkStart, LineLayout, ParseError
 
 DOC = """# Solar panels
 

@@ -11,7 +11,8 @@ import pytest
 from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.engine import infer_points
 from hichunk.errors import HichunkError
-from hichunk.models.prompt import INSTRUCTION, build_prompt, check_starts, parse_answer
+from hichunk.models.prompt import INSTRUCTION, build_prompt, parse_answer
+from hichunk.protocol import check_starts
 from hichunk.models.train.samples import LabelledDoc
 from hichunk.models.train.sft import examples_of, select_examples, write_jsonl
 from engine_doubles import ScriptedModel, oracle

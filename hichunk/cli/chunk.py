@@ -8,7 +8,7 @@ import logging
 import sys
 from contextlib import ExitStack
 
-from hichunk.cli.inputs import collect_inputs
+from hichunk.document.inputs import collect_inputs
 from hichunk.cli.options import add_chunk_options, add_input_options, add_model_options, chunk_options_from, load_input
 from hichunk.errors import HichunkError
 
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from hichunk.chunkers import get_chunker
+    from hichunk.retrieval.chunking import get_chunker
 
     paths = collect_inputs(args.paths)
     method = args.method

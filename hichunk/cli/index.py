@@ -71,7 +71,7 @@ def _config_options(p: argparse.ArgumentParser) -> None:
 
 
 def _documents(paths: list[str], args: argparse.Namespace):
-    from hichunk.cli.inputs import collect_inputs
+    from hichunk.document.inputs import collect_inputs
     from hichunk.cli.options import load_input
     from hichunk.retrieval.index import doc_id_for
 

@@ -26,7 +26,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def add_sft_arguments(parser: argparse.ArgumentParser) -> None:
-    """Sub-commands ``data`` and ``train`` (shared by ``hichunk sft`` and ``python -m hichunk.models.train.lora``)."""
+    """Sub-commands ``data`` and ``train`` of ``hichunk sft``."""
     sub = parser.add_subparsers(dest="sft_command", metavar="STEP", required=True)
     d = sub.add_parser("data", help="write the fine-tuning windows as instruction/output JSONL")
     _add_common(d)

@@ -6,7 +6,7 @@ import argparse
 
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
-    """Options shared by ``hichunk train`` and ``python -m hichunk.models.train``."""
+    """Options of ``hichunk train``."""
     p.add_argument("--corpus", required=True, metavar="DIR", help="a built corpus (hichunk corpus build): train + dev splits")
     p.add_argument("--out", required=True, metavar="DIR", help="where to write config.json and weights.pt")
     p.add_argument("--epochs", type=int, help="passes over the training documents (default: the shipped recipe)")

@@ -19,7 +19,7 @@ import os
 import sqlite3
 from dataclasses import astuple
 
-from hichunk.models.protocol import Window
+from hichunk.protocol import Window
 from hichunk.paths import cache_dir
 
 log = logging.getLogger(__name__)

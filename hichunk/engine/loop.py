@@ -34,8 +34,8 @@ from hichunk.engine.cache import PredictionCache, window_key
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.errors import HichunkError
-from hichunk.models.prompt import check_starts
-from hichunk.models.protocol import ChunkStart, LineLayout, ParseError, SplitPointModel, Window
+from hichunk.protocol import check_starts
+from hichunk.protocol import ChunkStart, LineLayout, ParseError, SplitPointModel, Window
 
 OK, PARSE_ERROR, INVALID = "ok", "parse_error", "invalid"
 RESTART, CONTINUE, LAST = "restart", "continue", "last"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from hichunk.models.prompt import render_line
+from hichunk.protocol import render_line
 
 
 class LineCounter:

@@ -6,7 +6,7 @@ ends" is visible, and (b) a vector of cues: what the text gives away (length,
 final punctuation, numbering style and depth such as ``3.2``, ``第2章``,
 ``一、``, ``（一）``, case, code-likeness), where the line sits in the
 document's layout (a whole source line, blank lines around it, indentation:
-``hichunk.models.protocol.LineLayout``) and how its numbering relates to the other
+``hichunk.protocol.LineLayout``) and how its numbering relates to the other
 numbered heading-like lines of the window ("2." after "1.2" is as shallow as
 "1."; the first numbering style met is the top one).
 
@@ -25,9 +25,9 @@ from typing import Sequence
 
 import numpy as np
 
-from hichunk.bench.data.numbering import PATTERNS, number_pattern
+from hichunk.numbering import PATTERNS, number_pattern
 from hichunk.sentences import is_chinese
-from hichunk.models.protocol import LineLayout
+from hichunk.protocol import LineLayout
 
 NGRAM_SIZES = (1, 2, 3, 4)
 NGRAM_CHARS = 96  # n-grams come from the first this-many characters of a line (plus its last few)

@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from hichunk.errors import HichunkError
-from hichunk.models.protocol import ChunkStart, LineLayout, Prediction, Window
+from hichunk.protocol import ChunkStart, LineLayout, Prediction, Window
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "weights")
 CONFIG_FILE = "config.json"

@@ -332,23 +332,3 @@ def recipe_from(name: str, **overrides) -> LoraRecipe:
         raise HichunkError(f"unknown recipe {name!r} (choose from {', '.join(RECIPES)})")
     return replace(RECIPES[name], **{k: v for k, v in overrides.items() if v is not None})
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m hichunk.models.train.lora data|train ...``: the same as ``hichunk sft``."""
-    import argparse
-    import sys
-
-    from hichunk.cli.sft import add_sft_arguments
-
-    parser = argparse.ArgumentParser(prog="python -m hichunk.models.train.lora", description=__doc__.split("\n\n")[0])
-    add_sft_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return args.handler(args)
-    except HichunkError as exc:
-        print(f"hichunk.models.train.lora: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

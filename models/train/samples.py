@@ -21,13 +21,13 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from hichunk.bench.data.corpus import CorpusDoc
-from hichunk.bench.data.numbering import strip_heading_number
+from hichunk.numbering import strip_heading_number
 from hichunk.document import Document, parse_document
 from hichunk.engine.residual import residual_units
 from hichunk.engine.units import Unit, model_units
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.sentences import split_sentences
-from hichunk.models.protocol import LineLayout
+from hichunk.protocol import LineLayout
 
 IGNORE = -100  # label of lines that carry no loss (residual context)
 

@@ -32,7 +32,7 @@ from typing import Callable, Iterator
 
 from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.models.prompt import build_prompt, format_answer
-from hichunk.models.protocol import MAX_LEVEL, ChunkStart
+from hichunk.protocol import MAX_LEVEL, ChunkStart
 from hichunk.models.train.samples import AugmentPolicy, LabelledDoc, Sample, augment, labelled, windows
 
 

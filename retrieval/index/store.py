@@ -238,7 +238,7 @@ class Index:
         """
         from tqdm import tqdm
 
-        from hichunk.chunkers import get_chunker
+        from hichunk.retrieval.chunking import get_chunker
         from hichunk.retrieval.inputs import encoder_inputs
 
         started = time.perf_counter()
@@ -298,7 +298,7 @@ class Index:
 
     def add_paths(self, paths: Iterable[str], progress: bool = False, group_size: int = DOCS_PER_GROUP) -> UpdateReport:
         """Add or update the documents at ``paths`` (files, or directories walked for known types)."""
-        from hichunk.cli.inputs import collect_inputs
+        from hichunk.document.inputs import collect_inputs
         from hichunk.document import load_document
 
         found = collect_inputs(list(paths))

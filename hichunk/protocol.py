@@ -1,4 +1,4 @@
-"""The contract between the split-point engine and any split-point model.
+"""The contract between the split-point engine and any split-point model, and the window format.
 
 The engine (``hichunk/engine``) turns a document into windows of numbered
 lines; a model only answers, for one window, where chunks start, at which
@@ -11,9 +11,9 @@ encoder models (labels per line) plug in the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
-MAX_LEVEL = 10
+from hichunk.document.model import MAX_LEVEL
 
 
 class ParseError(ValueError):
@@ -96,3 +96,26 @@ class SplitPointModel(Protocol):
     def predict(self, window: Window) -> Prediction:
         """Chunk starts for one window; raise ``ParseError`` for an answer that cannot be read."""
         ...
+
+def render_line(number: int, sentence: str) -> str:
+    """One numbered input line, newline included (the engine counts tokens of exactly this)."""
+    return f"{number} @ {sentence}\n"
+
+
+def check_starts(starts: Sequence[ChunkStart], n_lines: int) -> str | None:
+    """Why these starts are not a valid answer for a window of ``n_lines`` lines (None when valid).
+
+    Every start must lie inside the window and have a level in 1..10, and the
+    starts of each level must strictly increase in answer order. The reference
+    code checked level 1 only and never bounded its first point; we check all.
+    """
+    last: dict[int, int] = {}
+    for s in starts:
+        if not 0 <= s.line < n_lines:
+            return f"line {s.line} outside the window (0..{n_lines - 1})"
+        if not 1 <= s.level <= MAX_LEVEL:
+            return f"level {s.level} outside 1..{MAX_LEVEL}"
+        if s.line <= last.get(s.level, -1):
+            return f"level-{s.level} line {s.line} does not increase"
+        last[s.level] = s.line
+    return None
