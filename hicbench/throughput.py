@@ -65,7 +65,7 @@ def run_corpus(paths: list[str], size: int, repeats: int) -> list[dict]:
     texts = [open(p, encoding="utf-8", errors="replace").read() for p in paths]
     megabytes = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     fmts = [detect_format(p) for p in paths]
-    opts = ChunkOptions(leaf_tokens=size, tokenizer=tokenizer)
+    opts = ChunkOptions(leaf_tokens=size, merge_over_chunk=False, tokenizer=tokenizer)
     rows = []
     docs = [parse_document(t, f, p) for t, f, p in zip(texts, fmts, paths)]
     chunk_document(docs[0], "structure", opts)  # warm-up: imports, Punkt parameters

@@ -26,7 +26,7 @@ def docs(tmp_path, guide_md):
 
 def test_splits_format_is_the_reference_contract(docs, capsys):
     files = [str(docs / n) for n in ("guide.md", "page.html", "notes.txt")]
-    assert main(["-q", "chunk", *files, "--format", "splits"]) == 0
+    assert main(["-q", "chunk", *files, "--format", "splits", "--no-merge-over-chunk"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert list(out) == files
     for path in files:
@@ -43,7 +43,7 @@ def test_json_format_loads_back_and_directories_are_walked(docs, tmp_path):
 
 
 def test_tree_and_markdown_formats(docs, capsys):
-    assert main(["chunk", str(docs / "guide.md")]) == 0
+    assert main(["chunk", str(docs / "guide.md"), "--no-merge-over-chunk"]) == 0
     out = capsys.readouterr().out
     assert "L3 Basics" in out and "leaves" in out
     assert main(["chunk", str(docs / "notes.txt"), "--method", "fixed", "--leaf-tokens", "8", "--format", "markdown"]) == 0

@@ -9,6 +9,8 @@ from hichunk.document.model import Document
 from hichunk.errors import HichunkError
 from hichunk.tree.model import ChunkTree
 
+DEFAULT_METHOD = "hichunk"  # the split-point model; everywhere: library, CLI, index
+
 # method -> "module:class"; imported on use so cheap methods stay cheap.
 METHODS: dict[str, str] = {
     "structure": "hichunk.chunkers.structure:StructureChunker",
@@ -29,9 +31,9 @@ def get_chunker(method: str, options: ChunkOptions | None = None, **extra) -> Ch
     return getattr(importlib.import_module(module), cls)(options or ChunkOptions(), **extra)
 
 
-def chunk_document(doc: Document, method: str = "structure", options: ChunkOptions | None = None, **extra) -> ChunkTree:
+def chunk_document(doc: Document, method: str = DEFAULT_METHOD, options: ChunkOptions | None = None, **extra) -> ChunkTree:
     """Chunk a loaded document with the named method."""
     return get_chunker(method, options, **extra).chunk(doc)
 
 
-__all__ = ["METHODS", "ChunkOptions", "Chunker", "chunk_document", "get_chunker"]
+__all__ = ["DEFAULT_METHOD", "METHODS", "ChunkOptions", "Chunker", "chunk_document", "get_chunker"]

@@ -24,11 +24,13 @@ class ChunkOptions:
 
     leaf_tokens: int = 200  # HC leaf size, and the chunk size of size-based chunkers
     max_level: int = 10  # deeper split points are folded into the chunk before them
-    merge_over_chunk: bool = False  # merge a chunk with the deeper chunks after it when they fit in a leaf
+    merge_over_chunk: bool = True  # merge a chunk with the deeper chunks after it when they fit in a leaf
     hints: str = "use"  # "use": trust explicit headings; "ignore": hide them from predictors
-    tokenizer: Tokenizer = field(default_factory=load_tokenizer)
+    tokenizer: Tokenizer = field(default_factory=load_tokenizer)  # or a name: a Hugging Face directory or hub id
 
     def __post_init__(self) -> None:
+        if self.tokenizer is None or isinstance(self.tokenizer, str):
+            self.tokenizer = load_tokenizer(self.tokenizer or None)
         if self.leaf_tokens < MIN_LEAF_TOKENS:
             raise HichunkError(f"leaf size must be at least {MIN_LEAF_TOKENS} tokens (got {self.leaf_tokens})")
         if not 1 <= self.max_level <= 10:

@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories ('-' reads standard input)")
     p.add_argument("--format", default="tree", choices=FORMATS, help="output format (default: tree)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
-    add_chunk_options(p, default_method="hichunk")
+    add_chunk_options(p)
     add_model_options(p)
     add_input_options(p)
     p.set_defaults(handler=run)
