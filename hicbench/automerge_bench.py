@@ -23,9 +23,9 @@ from hichunk.bench.stats import fmt_ci
 
 
 def _trees(corpus: str, split: str, limit: int | None):
+    from hichunk.bench.data.corpus import load_split
     from hichunk.chunkers import ChunkOptions, chunk_document
     from hichunk.document import parse_document
-    from hichunk.bench.data.corpus import load_split
 
     options = ChunkOptions(merge_over_chunk=True)
     for i, doc in enumerate(load_split(corpus, split)):
@@ -44,8 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--snapshot", default=DEFAULT_SNAPSHOT, help="the reference repository (bare git dir or checkout)")
     args = parser.parse_args(argv)
 
-    from hichunk.tokens import load_tokenizer
     from hichunk.retrieval.search import FillOptions, TreeView, assemble, fill_context
+    from hichunk.tokens import load_tokenizer
 
     ref = load_reference_algo(args.snapshot)
     tokenizer = load_tokenizer()
@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
                 for auto_merge in (True, False):
                     options = FillOptions(budget=budget, mode="reference", auto_merge=auto_merge)
                     started = time.perf_counter()
-                    fill = fill_context(candidates, lambda d: view, options, tokenizer)
-                    ours = assemble("", fill, lambda d: view, options, tokenizer)
+                    fill = fill_context(candidates, lambda d, v=view: v, options, tokenizer)
+                    ours = assemble("", fill, lambda d, v=view: v, options, tokenizer)
                     mid = time.perf_counter()
                     algo = ref.tree_chunk_retrieval_auto_merge if auto_merge else ref.tree_chunk_retrieval
                     context, count = algo(chunks, {"retrieved_ids": ids}, pieces, budget, 200)

@@ -25,9 +25,9 @@ MIN_QUERY_CHARS = {"en": 25, "zh": 8}
 
 
 def _sample(corpus: str, split: str, per_lang: int, langs: tuple[str, ...] = ("en", "zh")):
+    from hichunk.bench.data.corpus import load_split
     from hichunk.chunkers import ChunkOptions, chunk_document
     from hichunk.document import parse_document
-    from hichunk.bench.data.corpus import load_split
 
     options = ChunkOptions(merge_over_chunk=True)
     taken = {lang: 0 for lang in langs}
@@ -44,8 +44,8 @@ def build_cases(corpus: str, split: str, per_lang: int, breadcrumb: bool, cjk_on
 
     ``cjk_only``: Chinese documents only, and only leaves and queries that are mostly Chinese characters.
     """
-    from hichunk.sentences import is_chinese, split_sentences
     from hichunk.retrieval.inputs import encoder_input
+    from hichunk.sentences import is_chinese, split_sentences
 
     inputs: list[str] = []
     cases = []
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"R@1 {fmt_ci(r == 1, np.mean)}  R@5 {fmt_ci(r <= 5, np.mean)}  MRR {fmt_ci(1 / r, np.mean)}")
             fresh = embedder.encoded
             print(f"{name:9s} pool {len(inputs)} leaves, {len(cases)} queries; "
-                  f"{'%.1f inputs/s' % speed if fresh else 'all from cache'} (load {os.getloadavg()[0]:.1f})")
+                  f"{f'{speed:.1f} inputs/s' if fresh else 'all from cache'} (load {os.getloadavg()[0]:.1f})")
     for name in args.encoders.split(","):
         if (name, True) not in results or (name, False) not in results:
             continue

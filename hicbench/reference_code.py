@@ -17,8 +17,8 @@ import tempfile
 import types
 
 from hichunk.errors import HichunkError
-from hichunk.tokens import Tokenizer
 from hichunk.retrieval.search.view import TreeView
+from hichunk.tokens import Tokenizer
 
 DEFAULT_SNAPSHOT = "/work/.mirror/TencentYoutuResearch+HiChunk/repo"
 

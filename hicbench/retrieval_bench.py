@@ -28,8 +28,8 @@ def _load(args):
 
 
 def cmd_build(args) -> int:
-    from hichunk.document import parse_document
     from hichunk.bench.data.corpus import load_split
+    from hichunk.document import parse_document
     from hichunk.retrieval.index import Index, IndexConfig
 
     docs = list(load_split(args.corpus, args.split))[: args.limit]

@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    from hichunk.tokens import load_tokenizer
     from hichunk.models.encoder import load_encoder
+    from hichunk.tokens import load_tokenizer
 
     if args.once:
         with open(args.once, encoding="utf-8") as fh:

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from hichunk.chunkers import ChunkOptions, chunk_document
 from hichunk.document import detect_format, parse_document
@@ -73,14 +73,14 @@ def run_corpus(paths: list[str], size: int, repeats: int) -> list[dict]:
     rows.append(_row("parse only (ours)", megabytes, parse, None))
     for method in OURS:
         trees = []
-        times = _timed(lambda: trees.append([chunk_document(d, method, opts) for d in docs]), repeats)
+        times = _timed(lambda m=method, out=trees: out.append([chunk_document(d, m, opts) for d in docs]), repeats)
         rows.append(_row(f"{method} (ours, chunking)", megabytes, times, sum(len(t.leaves()) for t in trees[-1])))
         both = [p + c for p, c in zip(parse, times)]
         rows.append(_row(f"{method} (ours, parse+chunking)", megabytes, both, None))
     for name, make in _competitors(size, tokenizer.count).items():
         out = []
 
-        def run() -> None:
+        def run(make=make, out=out) -> None:
             split = make()
             out.append([split(t) for t in texts])
 

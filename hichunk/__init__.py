@@ -33,7 +33,8 @@ _EXPORTS = {
     "Passage": "hichunk.retrieval",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["ChunkOptions", "ChunkTree", "Document", "FillOptions", "HichunkError", "Index", "IndexConfig", "Passage",
+           "SearchResult", "chunk", "load_document", "parse_document"]
 
 if TYPE_CHECKING:
     from hichunk.api import chunk

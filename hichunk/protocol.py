@@ -10,8 +10,9 @@ encoder models (labels per line) plug in the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from hichunk.document.model import MAX_LEVEL
 

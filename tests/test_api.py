@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 import pytest
+from fakes import HashEmbedder
 
 import hichunk
-from fakes import HashEmbedder
 from hichunk.document import parse_document
 
 
@@ -50,6 +50,12 @@ def test_semantic_takes_an_embedder_object():
     tree = hichunk.chunk(text, "semantic", embedder=HashEmbedder(), leaf_tokens=16)
     assert tree.meta["embedder"] == HashEmbedder.id
     assert "".join(tree.raw_text(n) for n in tree.leaves()) == text
+
+
+def test_every_public_name_resolves():
+    assert sorted(hichunk.__all__) == sorted(hichunk._EXPORTS)
+    for name in hichunk.__all__:
+        assert getattr(hichunk, name) is not None
 
 
 def test_tokenizer_by_name_and_unknown_attribute():

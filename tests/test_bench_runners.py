@@ -10,13 +10,13 @@ import pytest
 from bench_support import LexicalBackend, breadcrumb_inputs
 from test_bench_data import structured_doc, words
 
-from hichunk.chunkers import METHODS
-from hichunk.errors import HichunkError
 from hichunk.bench.data.hicbench_format import load_dataset, write_dataset
 from hichunk.bench.data.make import MakeOptions, folder_documents, make_benchmark
 from hichunk.bench.runners.chunking import chunking_report, run_chunking
 from hichunk.bench.runners.methods import parse_method, parse_methods
 from hichunk.bench.runners.rag import RagSettings, rag_report, run_rag
+from hichunk.chunkers import METHODS
+from hichunk.errors import HichunkError
 
 
 @pytest.fixture(scope="module")
@@ -178,8 +178,8 @@ def test_cli_errors_are_one_line(argv, message):
 
 
 def test_tree_cache_reuses_trees_between_runs(bench_dir, tmp_path, tokenizer, monkeypatch):
-    from hichunk.chunkers.structure import StructureChunker
     from hichunk.bench.runners.chunk import TreeCache
+    from hichunk.chunkers.structure import StructureChunker
 
     ds = load_dataset(bench_dir, "gen-en")
     cache = TreeCache(str(tmp_path / "trees"))

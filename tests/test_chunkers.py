@@ -1,6 +1,6 @@
 import pytest
-
 from fakes import chunk_document
+
 from hichunk.chunkers import METHODS, ChunkOptions, get_chunker
 from hichunk.document import parse_document
 from hichunk.errors import HichunkError

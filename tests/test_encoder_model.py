@@ -10,10 +10,17 @@ import pytest
 
 from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.models.encoder.features import N_CUES, N_TEXT_CUES, featurize, hash_ngrams, numbering_key, outline_depth
-from hichunk.protocol import SplitPointModel, Window
 from hichunk.models.train.samples import (
-    IGNORE, LabelledDoc, delete_content, denumber, model_lines, residual_indices, shuffle_sections, windows,
+    IGNORE,
+    LabelledDoc,
+    delete_content,
+    denumber,
+    model_lines,
+    residual_indices,
+    shuffle_sections,
+    windows,
 )
+from hichunk.protocol import SplitPointModel, Window
 
 torch = pytest.importorskip("torch")
 

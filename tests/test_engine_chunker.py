@@ -1,19 +1,18 @@
 """The hichunk method: documents through the engine into lossless trees; hints; the prompt format; properties."""
 
 import pytest
+from engine_doubles import ScriptedModel, oracle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine_doubles import ScriptedModel, oracle
 from hichunk.chunkers import ChunkOptions, chunk_document, get_chunker
 from hichunk.document import parse_document
 from hichunk.engine import merge_with_headings, model_units, relative_headings
 from hichunk.errors import HichunkError
+from hichunk.models.prompt import INSTRUCTION, build_prompt, format_answer, load_instruction, parse_answer
+from hichunk.protocol import ChunkStart, LineLayout, ParseError, check_starts
 from hichunk.sentences import split_sentences
 from hichunk.tree import Boundary
-from hichunk.models.prompt import INSTRUCTION, build_prompt, format_answer, load_instruction, parse_answer
-from hichunk.protocol import check_starts
-from hichunk.protocol import ChunkStart, LineLayout, ParseError
 
 DOC = """# Solar panels
 
@@ -169,7 +168,7 @@ def test_check_starts_validates_every_level():
 
 def test_prompt_file_is_read_byte_for_byte(tmp_path):
     path = tmp_path / "prompt.txt"
-    path.write_bytes("Segment this.\r\n>>> Input:\n".encode())
+    path.write_bytes(b"Segment this.\r\n>>> Input:\n")
     assert load_instruction(str(path)) == "Segment this.\r\n>>> Input:\n"
     with pytest.raises(HichunkError, match="cannot read"):
         load_instruction(str(tmp_path / "missing.txt"))

@@ -30,8 +30,8 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ASCII_PUNCT = str.maketrans("", "", string.punctuation)

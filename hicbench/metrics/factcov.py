@@ -14,11 +14,11 @@ fails the question after ``attempts`` tries instead of retrying forever.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from hichunk.errors import HichunkError
 from hichunk.bench.llm import Endpoint, extract_json
+from hichunk.errors import HichunkError
 
 EXTRACT_PROMPT = """Break the answer below into short, self-contained factual statements, one fact each.
 Return only JSON of the form {{"facts": ["...", "..."]}}.

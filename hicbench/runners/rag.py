@@ -14,15 +14,13 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 from tqdm import tqdm
 
-from hichunk.errors import HichunkError
-from hichunk.tokens import Tokenizer
-from hichunk.tree.model import ChunkTree
 from hichunk.bench.data.hicbench_format import QA, Dataset
 from hichunk.bench.llm import Endpoint
 from hichunk.bench.metrics.evidence import EvidenceScorer
@@ -31,6 +29,9 @@ from hichunk.bench.runinfo import run_info
 from hichunk.bench.runners.chunk import TreeCache, chunk_all, tree_meta
 from hichunk.bench.runners.methods import MethodSpec
 from hichunk.bench.stats import mean_ci, paired_diff_ci
+from hichunk.errors import HichunkError
+from hichunk.tokens import Tokenizer
+from hichunk.tree.model import ChunkTree
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], backend: Backend, tokeniz
     qvecs = backend.embed_queries([q.input for q in questions])
     items: dict[str, list[RagItem]] = {}
     meta: dict = {}
-    for key, group in _chunk_groups(specs).items():
+    for group in _chunk_groups(specs).values():
         chunked = chunk_all(docs, group[0], tokenizer, settings.on_error, settings.progress, settings.cache)
         for spec in group:
             meta[spec.label] = tree_meta(chunked)

@@ -10,7 +10,7 @@ the context.
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from tqdm import tqdm

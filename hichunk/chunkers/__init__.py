@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from hichunk.chunkers.base import ChunkOptions, Chunker
+from hichunk.chunkers.base import Chunker, ChunkOptions
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
 from hichunk.tree.model import ChunkTree

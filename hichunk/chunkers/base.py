@@ -12,7 +12,6 @@ from hichunk.tree.build import Boundary, build_tree
 from hichunk.tree.leaves import enforce_limit
 from hichunk.tree.model import ChunkTree
 
-
 # A single character can take two tokens (a leading-space marker and itself),
 # so tiny leaf sizes cannot be honoured; below this they make no sense anyway.
 MIN_LEAF_TOKENS = 8

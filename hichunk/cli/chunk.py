@@ -8,8 +8,8 @@ import logging
 import sys
 from contextlib import ExitStack
 
-from hichunk.document.inputs import collect_inputs
 from hichunk.cli.options import add_chunk_options, add_input_options, add_model_options, chunk_options_from, load_input
+from hichunk.document.inputs import collect_inputs
 from hichunk.errors import HichunkError
 
 log = logging.getLogger("hichunk")

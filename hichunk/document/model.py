@@ -17,8 +17,8 @@ line merely starting with ``#``.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 MAX_LEVEL = 10
 
@@ -91,7 +91,7 @@ class OffsetMap:
         self.raw_len = raw_len
 
     @classmethod
-    def identity(cls, length: int) -> "OffsetMap":
+    def identity(cls, length: int) -> OffsetMap:
         return cls([(0, 0, 0)], length, length)
 
     def __call__(self, clean_offset: int) -> int:

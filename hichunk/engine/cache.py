@@ -19,8 +19,8 @@ import os
 import sqlite3
 from dataclasses import astuple
 
-from hichunk.protocol import Window
 from hichunk.paths import cache_dir
+from hichunk.protocol import Window
 
 log = logging.getLogger(__name__)
 

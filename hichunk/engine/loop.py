@@ -27,15 +27,14 @@ level; a window always takes at least one new line, so the loop always ends.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
 
 from hichunk.engine.cache import PredictionCache, window_key
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.errors import HichunkError
-from hichunk.protocol import check_starts
-from hichunk.protocol import ChunkStart, LineLayout, ParseError, SplitPointModel, Window
+from hichunk.protocol import ChunkStart, LineLayout, ParseError, SplitPointModel, Window, check_starts
 
 OK, PARSE_ERROR, INVALID = "ok", "parse_error", "invalid"
 RESTART, CONTINUE, LAST = "restart", "continue", "last"

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 
 from hichunk.document.model import Document
+from hichunk.protocol import LineLayout
 from hichunk.sentences import MAX_CHARS_EN, MAX_CHARS_ZH, Sentence, truncate_for_model
 from hichunk.tree.build import heading_title
-from hichunk.protocol import LineLayout
 
 # Everything str.splitlines() treats as a line break.
 _BREAKS = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")

@@ -19,15 +19,15 @@ characters are the unit, no tokenizer or vocabulary is needed.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 
 from hichunk.numbering import PATTERNS, number_pattern
-from hichunk.sentences import is_chinese
 from hichunk.protocol import LineLayout
+from hichunk.sentences import is_chinese
 
 NGRAM_SIZES = (1, 2, 3, 4)
 NGRAM_CHARS = 96  # n-grams come from the first this-many characters of a line (plus its last few)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -52,7 +52,7 @@ class EncoderConfig:
         return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
     @classmethod
-    def from_json(cls, text: str) -> "EncoderConfig":
+    def from_json(cls, text: str) -> EncoderConfig:
         data = json.loads(text)
         return cls(data["name"], int(data["window_lines"]), dict(data["net"]), DecodeConfig(**data.get("decode", {})),
                    dict(data.get("info", {})))

@@ -17,17 +17,17 @@ current level-1 segment in front; residual lines are context only (no loss).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from hichunk.bench.data.corpus import CorpusDoc
-from hichunk.numbering import strip_heading_number
 from hichunk.document import Document, parse_document
 from hichunk.engine.residual import residual_units
 from hichunk.engine.units import Unit, model_units
 from hichunk.engine.windows import LineCounter, fill_window
-from hichunk.sentences import split_sentences
+from hichunk.numbering import strip_heading_number
 from hichunk.protocol import LineLayout
+from hichunk.sentences import split_sentences
 
 IGNORE = -100  # label of lines that carry no loss (residual context)
 

@@ -13,7 +13,7 @@ import os
 import sqlite3
 import time
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 

@@ -28,17 +28,17 @@ import os
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Callable, Iterable
 
 import numpy as np
 
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
-from hichunk.tree.export import from_dict, to_dict
-from hichunk.tree.model import LEAF, ChunkTree
 from hichunk.retrieval.faults import checkpoint
 from hichunk.retrieval.index.files import atomic_write, fsync_dir, npy_bytes
+from hichunk.tree.export import from_dict, to_dict
+from hichunk.tree.model import LEAF, ChunkTree
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ class Index:
 
     # -- opening ---------------------------------------------------------------
     @classmethod
-    def create(cls, path: str, config: IndexConfig | None = None, exist_ok: bool = True) -> "Index":
+    def create(cls, path: str, config: IndexConfig | None = None, exist_ok: bool = True) -> Index:
         """A new empty index at ``path`` (or the existing one, which must have the same config)."""
         from hichunk.retrieval.embedders import DEFAULT_EMBEDDER
         from hichunk.tokens import DEFAULT_TOKENIZER
@@ -164,7 +164,7 @@ class Index:
         return cls(path, manifest)
 
     @classmethod
-    def open(cls, path: str) -> "Index":
+    def open(cls, path: str) -> Index:
         manifest_path = os.path.join(path, MANIFEST)
         try:
             with open(manifest_path, "rb") as fh:
@@ -298,8 +298,8 @@ class Index:
 
     def add_paths(self, paths: Iterable[str], progress: bool = False, group_size: int = DOCS_PER_GROUP) -> UpdateReport:
         """Add or update the documents at ``paths`` (files, or directories walked for known types)."""
-        from hichunk.document.inputs import collect_inputs
         from hichunk.document import load_document
+        from hichunk.document.inputs import collect_inputs
 
         found = collect_inputs(list(paths))
         return self.add([(doc_id_for(p), (lambda p=p: load_document(p))) for p in found], progress, group_size)
@@ -338,8 +338,8 @@ class Index:
 
     def _recompute(self, old: dict, inputs: list[str]) -> tuple[int, int]:
         """(tokens of unique new inputs absent from the previous version, tokens of all unique new inputs)."""
-        from hichunk.tokens import load_tokenizer
         from hichunk.retrieval.inputs import encoder_inputs
+        from hichunk.tokens import load_tokenizer
 
         with open(os.path.join(self.path, old["tree"]), "rb") as fh:
             previous = set(encoder_inputs(from_dict(json.loads(fh.read())), self.config.breadcrumb))
