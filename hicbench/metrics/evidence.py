@@ -1,6 +1,6 @@
 """Evidence recall (ERec): how much of a question's evidence the retrieved context holds.
 
-Semantics of the HiCBench scorer (/work/notes/reference_behaviour.md §6.2):
+Semantics of the HiCBench scorer:
 
 * an evidence sentence ``e`` is first stripped of a leading run of ``#`` and
   spaces, and ``". "`` is turned into ``"."`` (leaves may glue sentences);

@@ -1,7 +1,6 @@
 """Fact-Cov: the share of a question's reference facts that an answer states, judged by an LLM.
 
-As in HiCBench (/work/notes/reference_behaviour.md §6.3): the judge sees the
-question, the response and the list of facts, and returns JSON
+As in HiCBench: the judge sees the question, the response and the list of facts, and returns JSON
 ``{"classifications": [{"statement": ..., "attributed": 0|1}, ...]}``; with
 ``samples`` judge samples, a response's coverage is the attributed items over
 all valid items of all samples. A dataset's Fact-Cov pools over facts:

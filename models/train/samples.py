@@ -9,9 +9,8 @@ sections shuffled, section bodies cut short (content deletion), heading numbers
 stripped on a share of documents (real headings are often unnumbered), blank
 lines or the whole layout hidden on a few (text without blank lines between
 paragraphs, callers that pass no layout). Long documents are cut into
-windows the way the engine cuts them at inference (see
-/work/notes/reference_behaviour.md §3.3-3.4), with residual lines from the
-current level-1 segment in front; residual lines are context only (no loss).
+windows the way the engine cuts them at inference (REFERENCE.md §1), with residual lines
+from the current level-1 segment in front; residual lines are context only (no loss).
 """
 
 from __future__ import annotations
