@@ -70,7 +70,8 @@ def _model_run(args: argparse.Namespace, stack: ExitStack) -> dict:
     from hichunk.cli.options import model_from
     from hichunk.engine import EngineSettings, PredictionCache
 
-    extra: dict = {"model": model_from(args), "settings": EngineSettings(window_tokens=args.window, recurrent=args.recurrent),
+    extra: dict = {"model": model_from(args), "settings": EngineSettings(window_tokens=args.window, recurrent=args.recurrent,
+                                                                  document_levels=args.levels == "document"),
                    "progress": not args.quiet}
     if not args.no_cache:
         extra["cache"] = PredictionCache()

@@ -56,6 +56,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                        help="window size in model tokens (default: the model's own, 16384 for generative models)")
     group.add_argument("--prompt-file", metavar="FILE",
                        help="instruction for generative models, read byte for byte (e.g. the one a released model was trained with)")
+    group.add_argument("--levels", choices=["document", "window"], default="document",
+                       help="document: one level per heading style over the whole document (numbering, underline, "
+                       "font); window: keep each window's own levels (default: document)")
     group.add_argument("--recurrent", type=int, choices=[1, 2], default=2,
                        help="2: carry residual lines from the current level-1 segment into the next window; 1: never (default: 2)")
     group.add_argument("--max-new-tokens", type=_positive, metavar="N",

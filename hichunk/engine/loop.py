@@ -16,6 +16,9 @@ Over a list of unit texts (one model line each), with their layout when known:
    to find it again). Otherwise keep everything, continue after the window and
    carry residual lines from the current level-1 segment (recurrent mode 2;
    mode 1 carries none).
+5. After the last window, the levels of titled starts are made consistent over
+   the whole document by heading style (``hichunk.engine.outline``), so a
+   heading's level does not depend on where its window began.
 
 Choices where the reference code is buggy or silent, made explicit here:
 an empty answer means "no starts" (``ParseError`` only when the model is set
@@ -31,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from hichunk.engine.cache import PredictionCache, window_key
+from hichunk.engine.outline import consistent_levels
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.errors import HichunkError
@@ -47,6 +51,7 @@ class EngineSettings:
     window_tokens: int | None = None  # window size L in model tokens (None: the model's own default)
     recurrent: int = 2  # 2: carry residual lines into the next window; 1: never
     residual_steps: tuple[tuple[int, int, int], ...] = RESIDUAL_STEPS  # (first clips, last clips, lines per clip)
+    document_levels: bool = True  # make heading levels consistent over the document by style (step 5)
 
     def __post_init__(self) -> None:
         if self.recurrent not in (1, 2):
@@ -210,4 +215,6 @@ def infer_points(
                 on_window(record)
             bar.update(nxt - start)
             start = nxt
+    if settings.document_levels:
+        result.points = consistent_levels(points, texts, layout)
     return result
