@@ -80,6 +80,24 @@ def heading_style(text: str, layout: LineLayout | None = None) -> Style:
     return Style(numbering, depth, layout.underline, round(layout.size * 20) / 20, layout.bold, caps)
 
 
+_SENTENCE_END = (".", "。", "!", "！", "?", "？", ";", "；", ",", "，", ":", "：")
+
+
+def title_shaped(text: str, layout: LineLayout | None = None) -> bool:
+    """Whether a line can be a chunk's title: a whole line, short, not a sentence of running text.
+
+    A model may start a chunk at body text (a paragraph that opens a topic);
+    such a chunk has no title, so body text never enters a breadcrumb.
+    """
+    s = text.strip()
+    if not s or len(s) > HEADING_CHARS:
+        return False
+    if layout is not None and not (layout.starts_line and layout.ends_line):
+        return False
+    words = len(s.split()) if s.isascii() else len(s) // 2
+    return not (s.endswith(_SENTENCE_END) and words > 8)
+
+
 def _majority(levels: Sequence[int]) -> int:
     """The most frequent level; a tie goes to the shallower one."""
     counts = Counter(levels)
