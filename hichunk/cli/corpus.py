@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     build = sub.add_parser("build", help="convert documents to Markdown and split them train/dev/test")
     build.add_argument("--packages", nargs="*", metavar="PKG", default=None,
-                       help="Debian doc packages (default: all five known ones unless --from is given)")
+                       help="sources: Debian, npm or PyPI packages known to the builder (default: all of them unless --from is given)")
     build.add_argument("--from", dest="dirs", action="append", default=[], metavar="DIR",
                        help="a folder of Markdown/HTML/reST/man pages (repeatable)")
     build.add_argument("--out", required=True, metavar="DIR", help="output folder")
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _build(args: argparse.Namespace) -> int:
     from hichunk.bench.data.corpus import build_corpus
-    from hichunk.bench.data.debian import DEFAULT_PACKAGES
+    from hichunk.bench.data.sources import DEFAULT_SOURCES as DEFAULT_PACKAGES
 
     packages = args.packages
     if packages is None:
