@@ -182,7 +182,16 @@ def _items(src: SourceDoc) -> list:
         from hichunk.bench.data.info import info_items, read_manual
 
         return info_items(read_manual(src.path))
-    text = _read(src)
+    try:
+        text = _read(src)
+    except InputError:  # old TeX files are often Latin-1: keep their text, replace what does not decode
+        with open(src.path, "rb") as fh:
+            data = fh.read()
+        if src.path.endswith(".gz"):
+            import gzip
+
+            data = gzip.decompress(data)
+        text = data.decode("utf-8", errors="replace")
     if src.fmt == "latex":
         from hichunk.bench.data.latex import latex_items
 
