@@ -49,10 +49,10 @@ _ENTITY_DECL = re.compile(r"<!ENTITY\s+(%\s+)?([\w.:-]+)\s+(?:SYSTEM\s+\"([^\"]*
 _ENTITY_REF = re.compile(r"&([A-Za-z_][\w.:-]*);")
 
 
-def resolve_entities(xml: str, folder: str | None = None, depth: int = 0) -> str:
+def resolve_entities(xml: str, folder: str | None = None, depth: int = 0, inherited: dict | None = None) -> str:
     """Substitute DOCTYPE entities (files read from ``folder``) and named KDE entities."""
     files: dict[str, str] = {}
-    values: dict[str, str] = {}
+    values: dict[str, str] = dict(inherited or {})
     m = re.search(r"<!DOCTYPE[^\[>]*\[(.*?)\]\s*>", xml, re.S)
     if m:
         for d in _ENTITY_DECL.finditer(m.group(1)):
@@ -76,7 +76,7 @@ def resolve_entities(xml: str, folder: str | None = None, depth: int = 0) -> str
             except OSError:
                 return ""
             inner = re.sub(r"<\?xml[^>]*\?>", "", inner)
-            return resolve_entities(inner, os.path.dirname(path), depth + 1)
+            return resolve_entities(inner, os.path.dirname(path), depth + 1, values)
         if name in values:
             return values[name]
         if name.lower() in NAMED:

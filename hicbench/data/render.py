@@ -33,6 +33,8 @@ from hichunk.bench.data.normalise import heading_title
 from hichunk.bench.data.styles import CALLOUTS, Numberer, Profile, draw_profile
 
 KINDS = ("markdown", "text", "pdf")
+BOOK_WORDS = (50_000, 120_000)  # English book sizes, whitespace words
+BOOK_CHARS = (80_000, 200_000)  # Chinese book sizes, non-space characters
 
 
 @dataclass
@@ -300,7 +302,7 @@ def plan_books(docs: list[CorpusDoc], seed: int, per_source: int) -> list[list[C
         rng = random.Random(f"{seed}\0book\0{key}")
         made, i = 0, 0
         while i < len(members) and made < per_source:
-            target = rng.randint(50_000, 120_000) if key[1] != "zh" else rng.randint(80_000, 200_000)
+            target = rng.randint(*BOOK_WORDS) if key[1] != "zh" else rng.randint(*BOOK_CHARS)
             book, size = [], 0
             while i < len(members) and size < target:
                 book.append(members[i])
