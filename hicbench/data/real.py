@@ -56,6 +56,16 @@ def pdf_outline(path: str) -> list[dict]:
     return out
 
 
+def _place(spec, rel: str, out_dir: str, seed: int, kind: str) -> tuple[str, str, str, str]:
+    """(document id, group, split, path under OUT) of a real document; its folder is made."""
+    doc_id = f"{spec.name}/{rel}"
+    group = spec.group_of(rel) or doc_id
+    split = split_of(group, seed)
+    target = os.path.join("real", kind, split, file_name(doc_id, ".pdf" if kind == "pdf" else ".txt"))
+    os.makedirs(os.path.dirname(os.path.join(out_dir, target)), exist_ok=True)
+    return doc_id, group, split, target
+
+
 def _pdf_lang(path: str, headings: list[dict]) -> str:
     return detect_lang(" ".join(h["title"] for h in headings))
 
@@ -70,11 +80,7 @@ def real_pdfs(fetched, out_dir: str, seed: int = 0) -> list[Labelled]:
         heads = pdf_outline(path)
         if len(heads) < 3:
             continue
-        doc_id = f"{spec.name}/{rel}"
-        group = spec.group_of(rel) or doc_id
-        split = split_of(group, seed)
-        target = os.path.join("real", "pdf", split, file_name(doc_id, ".pdf"))
-        os.makedirs(os.path.dirname(os.path.join(out_dir, target)), exist_ok=True)
+        doc_id, group, split, target = _place(spec, rel, out_dir, seed, "pdf")
         shutil.copyfile(path, os.path.join(out_dir, target))
         lang = spec.lang or _pdf_lang(path, heads)
         out.append(Labelled(f"real-pdf:{doc_id}", doc_id, split, lang, spec.name, "pdf",
@@ -93,13 +99,8 @@ def real_texts(fetched, out_dir: str, seed: int = 0) -> list[Labelled]:
         text, heads = info_plain_text(read_manual(path))
         if len(heads) < 3:
             continue
-        doc_id = f"{spec.name}/{rel}"
-        group = spec.group_of(rel) or doc_id
-        split = split_of(group, seed)
-        target = os.path.join("real", "text", split, file_name(doc_id, ".txt"))
-        full = os.path.join(out_dir, target)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        with open(full, "w", encoding="utf-8", newline="") as fh:
+        doc_id, group, split, target = _place(spec, rel, out_dir, seed, "text")
+        with open(os.path.join(out_dir, target), "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
         labels = [{"level": lv, "title": t, "offset": off, "page": None} for lv, t, off in heads]
         out.append(Labelled(f"real-text:{doc_id}", doc_id, split, spec.lang or detect_lang(text), spec.name, "text",

@@ -163,19 +163,25 @@ def _heading_lines(title: str, form: str, lang: str) -> list[str]:
     return [title]
 
 
+class _Writer:
+    """Lines written so far, the char offset of the next one, and the headings found."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.pos = 0
+        self.heads: list[dict] = []
+
+    def emit(self, line: str) -> None:
+        self.out.append(line + "\n")
+        self.pos += len(line) + 1
+
+
 def render_text(blocks: list[Block], profile: Profile, rng: random.Random) -> tuple[str, list[dict]]:
     """A plain-text rendering and its headings (level, title as written, offset)."""
-    tops = sum(1 for b in blocks if b.level == 1)
-    numberer = Numberer(profile, tops)
+    numberer = Numberer(profile, sum(1 for b in blocks if b.level == 1))
     titles = [(b.level, numberer.title(b.level, b.text)) if b.level else None for b in blocks]
-    out: list[str] = []
-    pos = 0
-    heads: list[dict] = []
-
-    def emit(line: str) -> None:
-        nonlocal pos
-        out.append(line + "\n")
-        pos += len(line) + 1
+    w = _Writer()
+    out, heads, emit = w.out, w.heads, w.emit
 
     if profile.toc and sum(1 for t in titles if t) >= 3:
         emit("Contents" if profile.lang == "en" else "目录")
@@ -201,13 +207,13 @@ def render_text(blocks: list[Block], profile: Profile, rng: random.Random) -> tu
                     emit("")
             form = profile.forms[t[0] - 1] if t[0] - 1 < len(profile.forms) else "plain"
             lines = _heading_lines(t[1], form, profile.lang)
-            heads.append({"level": t[0], "title": lines[0], "offset": pos, "page": None})
+            heads.append({"level": t[0], "title": lines[0], "offset": w.pos, "page": None})
             for line in lines:
                 emit(line)
             for _ in range(profile.blank_after):
                 emit("")
             continue
-        if out and out[-1] != "\n" and not (heads and heads[-1]["offset"] + len(heads[-1]["title"]) + 1 >= pos
+        if out and out[-1] != "\n" and not (heads and heads[-1]["offset"] + len(heads[-1]["title"]) + 1 >= w.pos
                                             and profile.blank_after == 0):
             emit("")
         if block.code:
@@ -232,23 +238,16 @@ def render_text(blocks: list[Block], profile: Profile, rng: random.Random) -> tu
 
 def render_markdown(blocks: list[Block], profile: Profile | None) -> tuple[str, list[dict]]:
     """Markdown with headings renumbered by ``profile`` (None: the corpus Markdown's own titles)."""
-    tops = sum(1 for b in blocks if b.level == 1)
-    numberer = Numberer(profile, tops) if profile else None
-    out: list[str] = []
-    pos = 0
-    heads: list[dict] = []
-
-    def emit(line: str) -> None:
-        nonlocal pos
-        out.append(line + "\n")
-        pos += len(line) + 1
+    numberer = Numberer(profile, sum(1 for b in blocks if b.level == 1)) if profile else None
+    w = _Writer()
+    out, heads, emit = w.out, w.heads, w.emit
 
     for block in blocks:
         if out:
             emit("")
         if block.level:
             title = numberer.title(block.level, block.text) if numberer else block.text
-            heads.append({"level": block.level, "title": title, "offset": pos, "page": None})
+            heads.append({"level": block.level, "title": title, "offset": w.pos, "page": None})
             if profile and profile.md_setext and block.level <= 2:
                 emit(title)
                 emit(("=" if block.level == 1 else "-") * max(3, len(title)))
