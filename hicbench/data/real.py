@@ -56,6 +56,23 @@ def pdf_outline(path: str) -> list[dict]:
     return out
 
 
+def _pdf_files(fetched) -> list[tuple[str, str]]:
+    """(relative path, path) of the PDFs of a package; links are followed when they stay inside it
+    (Debian's r-doc-pdf and bash-doc ship their PDFs as relative links)."""
+    import glob
+
+    spec = fetched.spec
+    root = os.path.join(fetched.tree, spec.root)
+    tree = os.path.realpath(fetched.tree)
+    found = set()
+    for pattern in spec.patterns:
+        for path in glob.glob(os.path.join(root, pattern), recursive=True):
+            real = os.path.realpath(path)
+            if real.startswith(tree + os.sep) and os.path.isfile(real):
+                found.add(os.path.relpath(path, root).replace(os.sep, "/"))
+    return [(rel, os.path.realpath(os.path.join(root, rel))) for rel in sorted(found)]
+
+
 def _place(spec, rel: str, out_dir: str, seed: int, kind: str) -> tuple[str, str, str, str]:
     """(document id, group, split, path under OUT) of a real document; its folder is made."""
     doc_id = f"{spec.name}/{rel}"
@@ -72,11 +89,9 @@ def _pdf_lang(path: str, headings: list[dict]) -> str:
 
 def real_pdfs(fetched, out_dir: str, seed: int = 0) -> list[Labelled]:
     """Labelled documents for the outlined PDFs of one fetched package (copied under OUT/real/pdf)."""
-    from hichunk.bench.data.debian import list_documents
-
     spec = fetched.spec
     out = []
-    for rel, path in list_documents(fetched):
+    for rel, path in _pdf_files(fetched):
         heads = pdf_outline(path)
         if len(heads) < 3:
             continue
