@@ -31,7 +31,7 @@ from hichunk.document.load import detect_format, parse_document
 from hichunk.errors import HichunkError, InputError
 from hichunk.hashing import file_sha256, text_sha256
 
-BUILDER_VERSION = "1.0"
+BUILDER_VERSION = "2.0"
 SPLITS = ("train", "dev", "test")
 SPLIT_SHARES = (80, 10, 10)  # percent
 DEFAULT_MIN_WORDS = 300  # English: whitespace-separated words
@@ -57,6 +57,11 @@ class CorpusDoc:
     n_headings: int
     max_depth: int
     format: str = ""
+    group: str = ""  # documents of one group share a split (a manual's chapters, its translations, its PDF)
+
+    @property
+    def split_key(self) -> str:
+        return self.group or self.id
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
@@ -80,6 +85,8 @@ class SourceDoc:
     drop_ids: tuple[str, ...] = ()
     drop_classes: tuple[str, ...] = ()
     plain_heading_classes: tuple[str, ...] = ()
+    group: str = ""
+    split_words: int = 0  # cut longer documents into parts at their top headings
 
     @property
     def id(self) -> str:
@@ -135,8 +142,16 @@ def split_of(doc_id: str, seed: int = 0) -> str:
 
 
 def detect_lang(text: str) -> str:
-    """'zh' when CJK ideographs are over a fifth of the non-space characters, else 'en'."""
-    chars = [c for c in text if not c.isspace()]
+    """'zh' when CJK ideographs are over a fifth of the non-space characters outside code fences, else 'en'."""
+    if "```" in text:
+        prose, fence = [], False
+        for line in text.split("\n"):
+            if line.lstrip().startswith("```"):
+                fence = not fence
+            elif not fence:
+                prose.append(line)
+        text = "\n".join(prose)
+    chars = [c for c in text if not c.isspace() and c.isalpha()]
     if not chars:
         return "en"
     cjk = sum(1 for c in chars if "\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff")
@@ -161,35 +176,84 @@ def _read(src: SourceDoc) -> str:
     return decode_bytes(data, src.path)
 
 
-def convert(src: SourceDoc) -> tuple[str, CorpusDoc | None, str]:
-    """Parse and normalise one file: (id, document or None, reason it was dropped)."""
-    from hichunk.bench.data.normalise import to_markdown
-    from hichunk.document.html import html_title, parse_html
+def _items(src: SourceDoc) -> list:
+    """Corpus items of a file in one of the converted markups (LaTeX, info, DocBook, AsciiDoc)."""
+    if src.fmt == "info":
+        from hichunk.bench.data.info import info_items, read_manual
 
+        return info_items(read_manual(src.path))
     try:
         text = _read(src)
-        if src.fmt == "html":
-            doc = parse_html(
-                text, src.path, drop_ids=src.drop_ids, drop_classes=src.drop_classes,
-                plain_heading_classes=src.plain_heading_classes,
-            )
+    except InputError:  # old TeX files are often Latin-1: keep their text, replace what does not decode
+        with open(src.path, "rb") as fh:
+            data = fh.read()
+        if src.path.endswith(".gz"):
+            import gzip
+
+            data = gzip.decompress(data)
+        text = data.decode("utf-8", errors="replace")
+    if src.fmt == "latex":
+        from hichunk.bench.data.latex import latex_items
+
+        return latex_items(text)
+    if src.fmt == "docbook":
+        from hichunk.bench.data.docbook import docbook_items
+
+        return docbook_items(text, os.path.dirname(src.path))
+    if src.fmt == "asciidoc":
+        from hichunk.bench.data.asciidoc import asciidoc_items
+
+        return asciidoc_items(text)
+    raise InputError(f"{src.path}: unknown format {src.fmt!r}")
+
+
+CONVERTED_FORMATS = ("info", "latex", "docbook", "asciidoc")
+
+
+def convert(src: SourceDoc) -> list[tuple[str, CorpusDoc | None, str]]:
+    """Parse and normalise one file: [(id, document or None, reason it was dropped)], one per part.
+
+    A file longer than ``src.split_words`` becomes several documents, one per top-level
+    section (ids ``SOURCE#01``, ``#02``...); they keep the file's group, so they share a split.
+    """
+    from hichunk.bench.data.normalise import _layout, items_to_markdown, split_items
+    from hichunk.document.html import html_title, parse_html
+
+    text = ""
+    try:
+        if src.fmt in CONVERTED_FORMATS:
+            items = _items(src)
         else:
-            doc = parse_document(text, src.fmt, src.path)
-        md = to_markdown(doc)
-    except (InputError, OSError) as exc:
-        return src.id, None, f"unreadable: {exc}"
-    title = next((t for _, level, t in md.headings if level == 1), "")
-    if not title and src.fmt == "html":
-        title = html_title(text) or ""
-    if not title:
-        title = os.path.basename(src.source).split(".")[0]
-    n_words, n_chars = count_words(md.markdown)
-    lang = src.lang or detect_lang(md.markdown)
-    cdoc = CorpusDoc(
-        id=src.id, corpus=src.corpus, lang=lang, title=title, source=src.source, markdown=md.markdown,
-        n_words=n_words, n_chars=n_chars, n_headings=len(md.headings), max_depth=md.max_depth, format=src.fmt,
-    )
-    return src.id, cdoc, ""
+            text = _read(src)
+            if src.fmt == "html":
+                doc = parse_html(
+                    text, src.path, drop_ids=src.drop_ids, drop_classes=src.drop_classes,
+                    plain_heading_classes=src.plain_heading_classes,
+                )
+            else:
+                doc = parse_document(text, src.fmt, src.path)
+            items = _layout(doc)[0]
+        parts = split_items(items, src.split_words) if src.split_words else [items]
+        mds = [items_to_markdown(part, src.path) for part in parts]
+    except (InputError, OSError, RecursionError, ValueError) as exc:
+        return [(src.id, None, f"unreadable: {exc}")]
+    out = []
+    for k, md in enumerate(mds):
+        doc_id = src.id if len(mds) == 1 else f"{src.id}#{k + 1:02d}"
+        title = next((t for _, level, t in md.headings if level == 1), "")
+        if not title and src.fmt == "html" and len(mds) == 1:
+            title = html_title(text) or ""
+        if not title:
+            title = os.path.basename(src.source).split(".")[0]
+        n_words, n_chars = count_words(md.markdown)
+        lang = src.lang or detect_lang(md.markdown)
+        cdoc = CorpusDoc(
+            id=doc_id, corpus=src.corpus, lang=lang, title=title, source=src.source, markdown=md.markdown,
+            n_words=n_words, n_chars=n_chars, n_headings=len(md.headings), max_depth=md.max_depth, format=src.fmt,
+            group=src.group or (src.id if len(mds) > 1 else ""),
+        )
+        out.append((doc_id, cdoc, ""))
+    return out
 
 
 def dir_sources(root: str, corpus: str | None = None) -> list[SourceDoc]:
@@ -225,14 +289,14 @@ def package_sources(pkg) -> list[SourceDoc]:
     spec = pkg.spec
     return [
         SourceDoc(
-            spec.name, rel, path, spec.fmt, spec.lang, spec.gzip, spec.drop_ids, spec.drop_classes,
-            spec.plain_heading_classes,
+            spec.name, rel, path, spec.fmt, spec.lang or None, spec.gzip, spec.drop_ids, spec.drop_classes,
+            spec.plain_heading_classes, spec.group_of(rel), spec.split_words,
         )
         for rel, path in list_documents(pkg)
     ]
 
 
-def _convert_all(sources: list[SourceDoc], jobs: int, progress: bool) -> Iterator[tuple[str, CorpusDoc | None, str]]:
+def _convert_all(sources: list[SourceDoc], jobs: int, progress: bool) -> Iterator[list[tuple[str, CorpusDoc | None, str]]]:
     from tqdm import tqdm
 
     bar = tqdm(total=len(sources), desc="converting", unit="doc", disable=not progress)
@@ -243,12 +307,17 @@ def _convert_all(sources: list[SourceDoc], jobs: int, progress: bool) -> Iterato
                 bar.update()
         else:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
-                for result in pool.map(convert, sources, chunksize=8):
+                for result in pool.map(convert, sources, chunksize=2):
                     yield result
                     bar.update()
     finally:
         bar.close()
 
+
+
+def _files_hash(found: list[SourceDoc]) -> str:
+    """One hash over the (relative path, sha256) of every source file used from a package."""
+    return text_sha256("".join(f"{s.source}:{file_sha256(s.path)}\n" for s in sorted(found, key=lambda s: s.source)))
 
 
 def content_hash(files: dict[str, str]) -> str:
@@ -271,6 +340,7 @@ def build_corpus(
 ) -> Manifest:
     """Convert, filter, dedupe and split documents from packages and folders into ``out_dir``."""
     from hichunk.bench.data import debian
+    from hichunk.bench.data import sources as registry
 
     packages, dirs = list(packages), list(dirs)
     if not packages and not dirs:
@@ -281,12 +351,14 @@ def build_corpus(
     sources: list[SourceDoc] = []
     source_info = []
     for name in packages:
-        pkg = debian.fetch_package(name, cache_dir, refresh=refresh)
+        pkg = registry.fetch_source(name, cache_dir, refresh=refresh)
         found = package_sources(pkg)
         log.info("%s %s: %d files", name, pkg.version, len(found))
         sources.extend(found)
-        source_info.append({"kind": "debian", "name": name, "version": pkg.version, "lang": pkg.spec.lang,
-                            "deb": os.path.basename(pkg.deb), "deb_sha256": pkg.deb_sha256, "files": len(found)})
+        source_info.append({"kind": pkg.spec.registry, "name": name, "version": pkg.version,
+                            "lang": pkg.spec.lang or "detected", "format": pkg.spec.fmt,
+                            "archive": os.path.basename(pkg.deb), "archive_sha256": pkg.deb_sha256,
+                            "files": len(found), "files_sha256": _files_hash(found)})
     for root in dirs:
         found = dir_sources(root)
         corpus = found[0].corpus if found else os.path.basename(os.path.abspath(root))
@@ -299,7 +371,7 @@ def build_corpus(
     kept: dict[str, list[CorpusDoc]] = {s: [] for s in SPLITS}
     seen: dict[str, str] = {}
     dropped: dict[str, dict[str, int]] = {}
-    for doc_id, doc, reason in _convert_all(sources, jobs, progress):
+    for doc_id, doc, reason in (r for results in _convert_all(sources, jobs, progress) for r in results):
         corpus = doc_id.split("/", 1)[0]
         if doc is not None:
             if doc.max_depth < min_depth:
@@ -320,7 +392,7 @@ def build_corpus(
             bucket = dropped.setdefault(corpus, {})
             bucket[reason] = bucket.get(reason, 0) + 1
             continue
-        kept[split_of(doc.id, seed)].append(doc)
+        kept[split_of(doc.split_key, seed)].append(doc)
 
     try:
         return _write(out_dir, kept, dropped, source_info, min_words, min_chars, min_depth, seed)

@@ -24,6 +24,7 @@ import fnmatch
 import glob
 import logging
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -50,6 +51,20 @@ class PackageSpec:
     drop_classes: tuple[str, ...] = ()
     plain_heading_classes: tuple[str, ...] = ()  # HTML: headings inside these are plain lines
     gzip: bool = False
+    registry: str = "debian"  # debian (apt-get download), npm (npm pack), pypi (pip download, sdist)
+    version: str = ""  # npm/PyPI: the pinned version
+    group_pattern: str = ""  # regex on the relative path; its group 1 names the document's group
+    group_prefix: str = ""  # put before the group (twins in other packages share it)
+    group_map: tuple[tuple[str, str], ...] = ()  # group renames (e.g. bashref -> bash)
+    split_words: int = 0  # cut documents longer than this (words + CJK characters) at top headings
+
+    def group_of(self, rel: str) -> str:
+        """The group of a document: documents of one group always share a split ("" = its own id)."""
+        if not self.group_pattern:
+            return ""
+        m = re.search(self.group_pattern, rel)
+        group = self.group_prefix + (m.group(1) if m else rel)
+        return dict(self.group_map).get(group, group)
 
 
 PACKAGES: dict[str, PackageSpec] = {
@@ -105,10 +120,11 @@ def _run(cmd: list[str], cwd: str | None = None) -> str:
 
 
 
-def fetch_package(name: str, cache_dir: str, refresh: bool = False) -> FetchedPackage:
+def fetch_package(name: str, cache_dir: str, refresh: bool = False, spec: PackageSpec | None = None) -> FetchedPackage:
     """Download (unless cached) and unpack one known package; returns its exact version."""
-    if name not in PACKAGES:
+    if spec is None and name not in PACKAGES:
         raise HichunkError(f"unknown package {name!r} (known: {', '.join(PACKAGES)})")
+    spec = spec or PACKAGES[name]
     debs_dir = os.path.join(cache_dir, "debs")
     os.makedirs(debs_dir, exist_ok=True)
     cached = sorted(glob.glob(os.path.join(debs_dir, f"{name}_*.deb")))
@@ -132,7 +148,7 @@ def fetch_package(name: str, cache_dir: str, refresh: bool = False) -> FetchedPa
         _run(["dpkg-deb", "-x", deb, tree])
         with open(marker, "w") as fh:
             fh.write(version + "\n")
-    return FetchedPackage(PACKAGES[name], version, deb, tree, file_sha256(deb))
+    return FetchedPackage(spec, version, deb, tree, file_sha256(deb))
 
 
 def list_documents(pkg: FetchedPackage) -> Iterator[tuple[str, str]]:

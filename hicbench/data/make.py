@@ -149,12 +149,12 @@ def folder_documents(folder: str, progress: bool = True) -> tuple[list[CorpusDoc
     sources = dir_sources(folder)
     docs, failed = [], 0
     for src in tqdm(sources, desc="converting", unit="doc", disable=not progress):
-        _, cdoc, reason = convert(src)
-        if cdoc is None:
-            failed += 1
-            log.warning("%s: skipped (%s)", src.path, reason)
-        else:
-            docs.append(cdoc)
+        for _, cdoc, reason in convert(src):  # folder documents are never cut into parts: one result
+            if cdoc is None:
+                failed += 1
+                log.warning("%s: skipped (%s)", src.path, reason)
+            else:
+                docs.append(cdoc)
     if not docs:
         raise HichunkError(f"{folder}: no readable Markdown, HTML, reST or man pages found")
     return docs, {"kind": "folder", "path": os.path.abspath(folder), "files": len(sources), "unreadable": failed}

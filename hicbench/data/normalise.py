@@ -141,7 +141,28 @@ class _FenceBroken(Exception):
 
 def to_markdown(doc: Document) -> MarkdownDoc:
     """Corpus Markdown of ``doc``; headings round-trip through ``parse_markdown`` exactly."""
-    items, raw_levels = _layout(doc)
+    items, _ = _layout(doc)
+    return items_to_markdown(items, doc.name)
+
+
+def items_to_markdown(items: list, name: str = "<text>") -> MarkdownDoc:
+    """Corpus Markdown from body lines (str) and headings ((raw level, title)); levels made relative.
+
+    Converters of other markup (LaTeX, info, DocBook, AsciiDoc) produce such items; titles are
+    whitespace-collapsed and empty ones dropped, as for parsed documents.
+    """
+    clean: list = []
+    raw_levels: list[int] = []
+    for item in items:
+        if isinstance(item, tuple):
+            title = " ".join(item[1].split())
+            if not title:
+                continue
+            clean.append((item[0], title))
+            raw_levels.append(item[0])
+        else:
+            clean.extend(item.rstrip().split("\n") if "\n" in item else [item.rstrip()])
+    items = clean
     levels = relative_levels(raw_levels)
     for honour_fences in (True, False):
         try:
@@ -151,7 +172,46 @@ def to_markdown(doc: Document) -> MarkdownDoc:
         markdown = "\n".join(out)
         if parse_markdown(markdown).headings == [(i, level) for i, level, _ in headings]:
             return MarkdownDoc(markdown, headings)
-    raise InputError(f"{doc.name}: headings do not survive the Markdown round trip")
+    raise InputError(f"{name}: headings do not survive the Markdown round trip")
+
+
+def split_items(items: list, max_size: int, size=None) -> list[list]:
+    """Cut a long document into parts at its top-level headings (one part when it is small).
+
+    A single top heading over everything (a manual's title) is dropped first, so that its
+    chapters become the parts; text before the first part heading goes with the first part.
+    A part still over twice ``max_size`` is cut again the same way.
+    ``size`` measures a list of items (default: whitespace words plus CJK characters).
+    """
+    size = size or _size
+    if size(items) <= max_size:
+        return [items]
+    heads = [i for i, it in enumerate(items) if isinstance(it, tuple) and it[1].strip()]
+    if not heads:
+        return [items]
+    top = min(items[i][0] for i in heads)
+    tops = [i for i in heads if items[i][0] == top]
+    if len(tops) == 1 and len(heads) > 1:
+        rest = [it for k, it in enumerate(items) if k != tops[0]]
+        return split_items(rest, max_size, size)
+    parts = []
+    for n, start in enumerate(tops):
+        end = tops[n + 1] if n + 1 < len(tops) else len(items)
+        part = items[(0 if n == 0 else start):end]
+        # a part still twice too long is cut again at its own sections
+        # (only when its sections have sections of their own, so the pieces keep two levels)
+        levels = {it[0] for it in part[1:] if isinstance(it, tuple) and it[1].strip() and it[0] > top}
+        deep = len(levels) >= 2
+        parts.extend(split_items(part, max_size, size) if deep and size(part) > 2 * max_size else [part])
+    return parts
+
+
+def _size(items: list) -> int:
+    n = 0
+    for it in items:
+        text = it[1] if isinstance(it, tuple) else it
+        n += len(text.split()) + sum(1 for c in text if "\u3400" <= c <= "\u9fff")
+    return n
 
 
 def denumber_markdown(markdown: str) -> str:

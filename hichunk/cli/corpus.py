@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     build = sub.add_parser("build", help="convert documents to Markdown and split them train/dev/test")
     build.add_argument("--packages", nargs="*", metavar="PKG", default=None,
-                       help="Debian doc packages (default: all five known ones unless --from is given)")
+                       help="sources: Debian, npm or PyPI packages known to the builder (default: all of them unless --from is given)")
     build.add_argument("--from", dest="dirs", action="append", default=[], metavar="DIR",
                        help="a folder of Markdown/HTML/reST/man pages (repeatable)")
     build.add_argument("--out", required=True, metavar="DIR", help="output folder")
@@ -25,6 +25,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--jobs", type=int, default=1, help="worker processes")
     build.add_argument("--refresh", action="store_true", help="download packages again")
     build.set_defaults(handler=_build)
+
+    render = sub.add_parser("render", help="render a corpus as labelled text/Markdown/PDF documents (+ real ones)")
+    render.add_argument("--corpus", required=True, metavar="DIR", help="a built corpus")
+    render.add_argument("--out", required=True, metavar="DIR", help="output folder (labels.jsonl, manifest.json, files)")
+    render.add_argument("--kinds", default="markdown,text,pdf", help="comma-separated: markdown,text,pdf")
+    render.add_argument("--seed", type=int, default=0, help="style seed")
+    render.add_argument("--pdf-share", type=float, default=0.1,
+                        help="share of train/dev documents also rendered as PDF (every test document is)")
+    render.add_argument("--books", type=int, default=2, help="plain-text books per corpus, language and split")
+    render.add_argument("--no-real", dest="real", action="store_false",
+                        help="skip real documents (outlined PDFs, info manuals; downloads their packages)")
+    render.add_argument("--cache", metavar="DIR", help="download cache for the real documents' packages")
+    render.add_argument("--jobs", type=int, default=1, help="worker processes")
+    render.set_defaults(handler=_render)
 
     stats = sub.add_parser("stats", help="counts and lengths of a built corpus")
     stats.add_argument("dir", metavar="DIR")
@@ -38,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _build(args: argparse.Namespace) -> int:
     from hichunk.bench.data.corpus import build_corpus
-    from hichunk.bench.data.debian import DEFAULT_PACKAGES
+    from hichunk.bench.data.sources import DEFAULT_SOURCES as DEFAULT_PACKAGES
 
     packages = args.packages
     if packages is None:
@@ -50,6 +64,19 @@ def _build(args: argparse.Namespace) -> int:
     )
     print(json.dumps({"total": manifest.data["total"], "counts": manifest.counts}, ensure_ascii=False, indent=2))
     return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    from hichunk.bench.data.render_corpus import render_corpus
+
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    manifest = render_corpus(
+        args.corpus, args.out, kinds=kinds, seed=args.seed, pdf_share=args.pdf_share, books_per_source=args.books,
+        real=args.real, cache_dir=args.cache, jobs=args.jobs, progress=logging.getLogger().level <= logging.WARNING,
+    )
+    print(json.dumps({k: manifest[k] for k in ("total", "counts", "failures", "seconds")}, ensure_ascii=False,
+                     indent=2))
+    return 1 if manifest["failures"] else 0
 
 
 def _stats(args: argparse.Namespace) -> int:

@@ -1,0 +1,234 @@
+"""Heading style profiles for rendered documents: numbering schemes and heading forms.
+
+A profile is drawn per document from a seeded ``random.Random``; it says how each
+heading level is numbered ("1.", "1.1", "Chapter 1.", "Part I", "第一章", "一、",
+"（一）"...), whether deeper levels go unnumbered, and (for plain text) how a heading
+line is marked (setext underline, ALL CAPS, nothing). Numbering replaces any number
+the title already had, so "1.1 Scope" never becomes "2.3 1.1 Scope".
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+
+from hichunk.numbering import strip_heading_number
+
+ZH_DIGITS = "零一二三四五六七八九"
+
+
+def zh_number(n: int) -> str:
+    """Chinese numeral for 1..999 (十一, 二十, 一百零五)."""
+    if n < 10:
+        return ZH_DIGITS[n]
+    if n < 20:
+        return "十" + (ZH_DIGITS[n % 10] if n % 10 else "")
+    if n < 100:
+        return ZH_DIGITS[n // 10] + "十" + (ZH_DIGITS[n % 10] if n % 10 else "")
+    rest = n % 100
+    tail = "" if rest == 0 else ("零" + zh_number(rest) if rest < 10 else (("一" if rest < 20 else "") + zh_number(rest)))
+    return ZH_DIGITS[n // 100] + "百" + tail
+
+
+def roman(n: int) -> str:
+    out = ""
+    for value, sym in ((1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"),
+                       (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")):
+        while n >= value:
+            out += sym
+            n -= value
+    return out
+
+
+def letter(n: int) -> str:
+    s = ""
+    while n > 0:
+        n, r = divmod(n - 1, 26)
+        s = chr(65 + r) + s
+    return s
+
+
+# A scheme maps (level, counters[1..level]) to a number prefix. Level-specific formats:
+#   dec   : "1.2.3" joined counters from the scheme's decimal root
+#   dec.  : "1.2.3."
+#   chap  : "Chapter 3." / "CHAPTER 3" / "Chapter 3:"
+#   part  : "Part I"
+#   rom   : "IV."
+#   LET   : "B."
+#   let)  : "(b)"
+#   zhchap: "第三章" / "第3章"
+#   zhsec : "第二节"
+#   zhenum: "三、"
+#   zhparen: "（三）"
+#   zhnum : "3."
+#   zhnump: "（3）"
+SCHEMES = {
+    "en": {
+        "decimal": ["dec.", "dec", "dec", "dec", "dec", "dec"],
+        "decimal-plain": ["dec", "dec", "dec", "dec", "dec", "dec"],
+        "chapter": ["chap", "dec", "dec", "dec", "dec", "dec"],
+        "part-chapter": ["part", "chap", "dec", "dec", "dec", "dec"],
+        "roman-letter": ["rom", "LET", "num.", "let)", "", ""],
+        "chapter-unnumbered-deep": ["chap", "dec", "", "", "", ""],
+        "unnumbered": ["", "", "", "", "", ""],
+        "original": None,
+    },
+    "zh": {
+        "zh-chapter": ["zhchap", "zhsec", "zhenum", "zhparen", "zhnum", "zhnump"],
+        "zh-chapter-decimal": ["zhchap", "dec", "dec", "dec", "dec", "dec"],
+        "zh-report": ["zhenum", "zhparen", "zhnum", "zhnump", "", ""],
+        "decimal": ["dec.", "dec", "dec", "dec", "dec", "dec"],
+        "zh-part": ["zhpart", "zhchap", "zhsec", "zhenum", "zhparen", "zhnum"],
+        "unnumbered": ["", "", "", "", "", ""],
+        "original": None,
+    },
+}
+
+
+@dataclass
+class Profile:
+    """How one rendered document writes its headings and text."""
+
+    lang: str
+    scheme: str
+    arabic_chapters: bool = True  # 第3章 vs 第三章; "Chapter 3" vs "CHAPTER 3" style below
+    chapter_word: str = "Chapter {n}."
+    appendix: bool = False  # the last top-level sections are appendices (Appendix A. / A.1)
+    forms: list[str] = field(default_factory=list)  # per level: plain | setext:= | setext:- | setext:~ | setext:* | caps
+    width: int = 72  # hard-wrap column (0: paragraphs on one line)
+    blank_before: int = 1
+    blank_after: int = 1
+    indent_first: str = ""  # first-line indent of paragraphs
+    toc: bool = False
+    toc_leaders: bool = True
+    callouts: float = 0.0  # chance of a callout line before a paragraph
+    md_offset: int = 0  # Markdown: first level written with 1 + md_offset '#'
+    md_setext: bool = False  # Markdown: levels 1-2 as setext headings
+
+    def name(self) -> str:
+        return self.scheme
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def draw_profile(rng: random.Random, lang: str, kind: str = "text") -> Profile:
+    """A random profile for a document of ``lang`` rendered as ``kind`` (text | markdown | pdf)."""
+    lang = "zh" if lang == "zh" else "en"
+    names = sorted(SCHEMES[lang])
+    weights = {"original": 2, "unnumbered": 2}
+    scheme = rng.choices(names, [weights.get(n, 3) for n in names])[0]
+    p = Profile(lang=lang, scheme=scheme)
+    p.arabic_chapters = rng.random() < 0.5
+    p.chapter_word = rng.choice(["Chapter {n}.", "CHAPTER {n}", "Chapter {n}:", "Chapter {n}"])
+    p.appendix = scheme not in ("original", "unnumbered") and rng.random() < 0.3
+    if kind == "text":
+        forms = ["plain", "setext:=", "setext:-", "setext:~", "setext:*", "caps"]
+        top = rng.choice(forms if lang == "en" else forms[:5])
+        second = rng.choice(["plain", "setext:-", "setext:~"] if top != "plain" else ["plain", "setext:-"])
+        p.forms = [top, second] + ["plain"] * 8
+        if top == second and top.startswith("setext"):
+            p.forms[1] = "plain"
+        p.width = rng.choice([0, 60, 66, 72, 72, 78, 80]) if lang == "en" else rng.choice([0, 0, 72, 80])
+        p.blank_before = rng.choice([1, 1, 2, 3])
+        p.blank_after = rng.choice([0, 1, 1, 1])
+        p.indent_first = rng.choice(["", "", "    "]) if lang == "en" else rng.choice(["", "\u3000\u3000", "  "])
+        p.toc = rng.random() < 0.35
+        p.toc_leaders = rng.random() < 0.6
+        p.callouts = rng.choice([0.0, 0.03, 0.06])
+    elif kind == "markdown":
+        p.md_offset = rng.choice([0, 0, 0, 1])
+        p.md_setext = rng.random() < 0.15
+    return p
+
+
+class Numberer:
+    """Numbers headings level by level following a profile's scheme."""
+
+    def __init__(self, profile: Profile, top_count: int = 0):
+        self.p = profile
+        self.formats = SCHEMES[profile.lang][profile.scheme]
+        self.counters: list[int] = []
+        self.top_count = top_count  # number of top-level headings (for appendices)
+        self.top_seen = 0
+        self.appendix_from = top_count - (1 if top_count < 6 else 2) if profile.appendix and top_count >= 3 else 10**9
+
+    def title(self, level: int, title: str) -> str:
+        """The heading text for the next heading of ``level`` (1-based)."""
+        if level > len(self.counters):
+            self.counters.extend([0] * (level - len(self.counters)))
+        del self.counters[level:]
+        self.counters[level - 1] += 1
+        for i in range(level - 1):
+            if self.counters[i] == 0:
+                self.counters[i] = 1
+        if level == 1:
+            self.top_seen += 1
+        if self.formats is None:
+            return title
+        bare = strip_heading_number(title)
+        prefix = self._prefix(level)
+        if not prefix:
+            return bare
+        sep = "" if self.p.lang == "zh" and prefix[-1] in "、）" else " "
+        return prefix + sep + bare
+
+    def _appendix(self) -> str | None:
+        if self.top_seen > self.appendix_from:
+            return letter(self.counters[0] - self.appendix_from)
+        return None
+
+    def _prefix(self, level: int) -> str:
+        fmt = self.formats[level - 1] if level <= len(self.formats) else ""
+        c = self.counters
+        n = c[level - 1]
+        app = self._appendix()
+        zh = self.p.lang == "zh"
+        if app is not None and fmt and not fmt.startswith("part"):
+            if level == 1:
+                return f"附录{app}" if zh else f"Appendix {app}."
+            return app + "." + ".".join(str(x) for x in c[1:level])
+        if fmt in ("dec", "dec."):
+            start = self._dec_root()
+            nums = [str(x) for x in c[start:level]] or [str(n)]
+            return ".".join(nums) + ("." if fmt == "dec." or len(nums) == 1 and not zh else "")
+        if fmt == "num.":
+            return f"{n}."
+        if fmt == "chap":
+            return self.p.chapter_word.format(n=n)
+        if fmt == "part":
+            return f"Part {roman(n)}"
+        if fmt == "rom":
+            return f"{roman(n)}."
+        if fmt == "LET":
+            return f"{letter(n)}."
+        if fmt == "let)":
+            return f"({letter(n).lower()})"
+        if fmt == "zhchap":
+            return f"第{n}章" if self.p.arabic_chapters else f"第{zh_number(n)}章"
+        if fmt == "zhpart":
+            return f"第{zh_number(n)}部分"
+        if fmt == "zhsec":
+            return f"第{zh_number(n)}节"
+        if fmt == "zhenum":
+            return f"{zh_number(n)}、"
+        if fmt == "zhparen":
+            return f"（{zh_number(n)}）"
+        if fmt == "zhnum":
+            return f"{n}."
+        if fmt == "zhnump":
+            return f"（{n}）"
+        return ""
+
+    def _dec_root(self) -> int:
+        """Decimal numbers count from the first level that is numbered decimally or as a chapter."""
+        for i, f in enumerate(self.formats):
+            if f in ("dec", "dec.", "chap", "zhchap"):
+                return i
+        return 0
+
+
+CALLOUTS = {
+    "en": ["Note", "NOTE", "Note:", "Warning", "WARNING:", "Tip:", "Important", "Caution:", "Example:", "See also:"],
+    "zh": ["注意", "注意：", "提示", "提示：", "警告", "说明：", "小贴士", "示例："],
+}

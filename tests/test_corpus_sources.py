@@ -1,0 +1,247 @@
+"""Converters of the new corpus sources on small inline samples: exact levels, no crash on odd input."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hichunk.bench.data.asciidoc import asciidoc_items
+from hichunk.bench.data.corpus import SourceDoc, convert, detect_lang, split_of
+from hichunk.bench.data.docbook import docbook_items
+from hichunk.bench.data.info import info_items, info_plain_text, manual_parts, read_manual, underline_char
+from hichunk.bench.data.latex import detex, latex_items, strip_comments
+from hichunk.bench.data.normalise import items_to_markdown, split_items
+from hichunk.bench.data.sources import HELD_OUT, REAL_PDFS, SOURCES, fetch_source, is_held_out
+from hichunk.document.markdown import parse_markdown
+
+
+def heads(items):
+    md = items_to_markdown(items)
+    assert parse_markdown(md.markdown).headings == [(i, lv) for i, lv, _ in md.headings]
+    return [(lv, t) for _, lv, t in md.headings], md.markdown
+
+
+# -- LaTeX -------------------------------------------------------------------------------
+
+LATEX = r"""\documentclass{ctexbook}
+\newcommand{\foo}{\section{not a heading}}
+\begin{document}
+\chapter{安装 \protect\TeX{} 发行版}\label{app:install}
+高德纳的 \TeX{} 程序，见 \ref{x}\footnote{脚注}。 % secret-remark
+\section*{\LaTeX{} 简介}
+Text with \textbf{bold} and \emph{emphasis} and 50\% and \verb|\raw{x}|.
+\begin{verbatim}
+\section{inside verbatim}
+# a shell comment
+\end{verbatim}
+\begin{tikzpicture}\node {drawing};\end{tikzpicture}
+\subsection[short]{Long \texttt{title}}
+\begin{itemize}
+  \item first
+  \item second
+\end{itemize}
+\paragraph{Run-in} text.
+\end{document}
+"""
+
+
+def test_latex_levels_and_text():
+    found, md = heads(latex_items(LATEX))
+    assert found == [(1, "安装 TeX 发行版"), (2, "LaTeX 简介"), (3, "Long title")]
+    assert "not a heading" not in md and "drawing" not in md and "secret-remark" not in md
+    assert "50%" in md and "\\raw{x}" in md and "(脚注)" in md and "bold" in md
+    assert "\\section{inside verbatim}" in md and "\\# a shell comment" not in md  # fenced code stays code
+    assert "- first" in md and "Run-in" in md
+
+
+def test_latex_never_crashes_on_odd_input():
+    for tex in ["", "\\", "\\section{", "\\section{unclosed\n\ntext", "}}}{{{", "\\begin{verbatim}x",
+                "\\end{itemize}", "%%%", "\\chapter*[x]{A}\\section{B", "\\verb", "\\href{u}"]:
+        items = latex_items(tex)
+        items_to_markdown(items)
+
+
+def test_detex_and_comments():
+    assert detex(r"\textbf{a}~b\\c \emph{d}") == "a b\nc d"
+    assert detex(r"\href{http://x}{link} \cite{k} \url{u}") == "link  u"
+    assert strip_comments("a % c\n% whole line\nb \\% kept") == "a \nb \\% kept"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="\\{}[]%$~ abc\nsection chapter begin end verbatim item", max_size=80))
+def test_latex_fuzz(tex):
+    heads(latex_items(tex))
+
+
+# -- GNU info ----------------------------------------------------------------------------
+
+INFO = (
+    "This is x.info, produced by makeinfo.\n\n\x1f\nFile: x.info,  Node: Top,  Next: Intro,  Up: (dir)\n\n"
+    "The Manual\n**********\n\nAbout it.\n\n* Menu:\n\n* Intro::\n\n"
+    "\x1f\nFile: x.info,  Node: Intro,  Next: Sub,  Prev: Top,  Up: Top\n\n"
+    "1 Introduction\n**************\n\nText of the chapter.\n\n1.1 Details\n===========\n\nMore.\n\n"
+    "Deeper\n------\n\nCode follows:\n\n     ----\n     x\n\n"
+    "\x1f\nTag Table:\nNode: Top67\n\x1f\nEnd Tag Table\n"
+)
+
+
+def test_info_levels_and_offsets():
+    found, md = heads(info_items(INFO))
+    assert found == [(1, "The Manual"), (2, "1 Introduction"), (3, "1.1 Details"), (4, "Deeper")]
+    assert "Menu" not in md and "File:" not in md and "Tag Table" not in md
+    text, hs = info_plain_text(INFO)
+    assert [(lv, t) for lv, t, _ in hs] == found
+    for _, title, off in hs:
+        assert text[off : off + len(title)] == title and (off == 0 or text[off - 1] == "\n")
+    assert "* Menu:" in text and "\x1f" not in text and "File:" not in text
+
+
+def test_info_underline_must_match_width():
+    assert underline_char("Title", "=====") == "="
+    assert underline_char("Title", "======") is None
+    assert underline_char("  indented", "==========") is None
+    assert underline_char("标题", "****") == "*"  # wide characters count two columns
+    assert underline_char("x", "-") is None
+
+
+def test_info_split_manual(tmp_path):
+    main = tmp_path / "m.info.gz"
+    main.write_bytes(gzip.compress(b"Indirect:\nm.info-1: 10\n"))
+    (tmp_path / "m.info-2.gz").write_bytes(gzip.compress(INFO.split("\x1f", 2)[2].encode()))
+    (tmp_path / "m.info-1.gz").write_bytes(gzip.compress(("\x1f" + INFO.split("\x1f")[1]).encode()))
+    assert [p.rsplit("/", 1)[1] for p in manual_parts(str(main))] == ["m.info.gz", "m.info-1.gz", "m.info-2.gz"]
+    assert "1 Introduction" in read_manual(str(main))
+
+
+# -- DocBook ---------------------------------------------------------------------------------
+
+
+def test_docbook_levels_entities_and_includes(tmp_path):
+    (tmp_path / "chap2.docbook").write_text(
+        "<chapter id='c2'><title>Second &app;</title><para>Body &lt;b&gt;.</para>"
+        "<sect1><title>S2.1</title><note><title>Note</title><para>careful</para></note></sect1></chapter>",
+        encoding="utf-8")
+    xml = (
+        "<?xml version='1.0'?>\n<!DOCTYPE book PUBLIC 'x' 'y' [\n<!ENTITY chap2 SYSTEM 'chap2.docbook'>\n"
+        "<!ENTITY app 'Konsole'>\n]>\n<book><bookinfo><title>Manual</title><author>Me</author></bookinfo>"
+        "<chapter><title>Intro</title><para>Hello <emphasis>world</emphasis>.</para>"
+        "<sect1><title>Sub</title><programlisting># code\n  indented</programlisting>"
+        "<sect2><title>Deep <command>ls</command></title><itemizedlist><listitem><para>item</para></listitem>"
+        "</itemizedlist></sect2></sect1></chapter>&chap2;<indexterm><primary>x</primary></indexterm></book>"
+    )
+    found, md = heads(docbook_items(xml, str(tmp_path)))
+    assert found == [(1, "Intro"), (2, "Sub"), (3, "Deep ls"), (1, "Second Konsole"), (2, "S2.1")]
+    assert "Manual" not in md and "Me" not in md  # bookinfo is metadata
+    assert "Body <b>." in md and "Note" in md and "careful" in md and "- item" in md
+    assert "```\n# code\n  indented\n```" in md
+
+
+def test_docbook_odd_input():
+    for xml in ["", "<chapter><title>Only", "<sect1><title>a</title></chapter></sect1>", "&unknown; text",
+                "<book><chapter><title></title><para>x</para></chapter></book>", "<![CDATA[<x>]]>"]:
+        heads(docbook_items(xml))
+
+
+# -- AsciiDoc ---------------------------------------------------------------------------------
+
+ADOC = """git-add(1)
+==========
+
+NAME
+----
+git-add - Add files
+
+Options
+~~~~~~~
+[verse]
+'git add' <file>
+
+Example:
+----
+$ git add .
+DESCRIPTION
+-----------
+----
+:attr: value
+// a comment line
+
+== One-line section
+
+=== Deeper one-line
+text
+"""
+
+
+def test_asciidoc_levels_and_blocks():
+    found, md = heads(asciidoc_items(ADOC))
+    assert found == [(1, "git-add(1)"), (2, "NAME"), (3, "Options"), (2, "One-line section"), (3, "Deeper one-line")]
+    assert "DESCRIPTION" in md  # inside a listing block: not a heading
+    assert "[verse]" not in md and "attr" not in md and "a comment line" not in md
+    assert "$ git add ." in md
+
+
+def test_asciidoc_underline_length_tolerance():
+    found, _ = heads(asciidoc_items("Title\n==========\n\nSection\n--\n\ntext\n"))
+    assert found == []  # too long / too short underlines are not headings here
+    found, _ = heads(asciidoc_items("Title\n====\n\nSection here\n------------\n\ntext\n"))
+    assert found == [(1, "Title"), (2, "Section here")]
+
+
+# -- splitting, grouping, registry -----------------------------------------------------------
+
+
+def test_split_items_cuts_at_chapters():
+    items = [(0, "Manual"), "intro"] + [x for n in range(4) for x in ((1, f"Ch {n}"), "w " * 50, (2, "S"), "w " * 50)]
+    parts = split_items(items, 120)
+    assert len(parts) == 4
+    assert parts[0][0] == "intro" and parts[0][1] == (1, "Ch 0")
+    assert all(any(isinstance(i, tuple) and i[1].startswith("Ch") for i in p) for p in parts)
+    assert split_items(items, 10_000) == [items]
+
+
+def test_convert_splits_share_a_group(tmp_path):
+    path = tmp_path / "m.info"
+    chapters = "".join(
+        f"\x1f\nFile: m.info,  Node: C{n},  Up: Top\n\n{n} Chapter {n}\n{'*' * (len(str(n)) + 10)}\n\n"
+        + ("word " * 300) + f"\n\n{n}.1 Sec\n{'=' * (len(str(n)) + 6)}\n\n" + ("more " * 300) + "\n"
+        for n in range(1, 4))
+    path.write_text(chapters, encoding="utf-8")
+    results = convert(SourceDoc("pkg", "m.info", str(path), "info", "en", group="manual:m", split_words=500))
+    docs = [d for _, d, _ in results]
+    assert [d.id for d in docs] == ["pkg/m.info#01", "pkg/m.info#02", "pkg/m.info#03"]
+    assert {d.group for d in docs} == {"manual:m"} and {split_of(d.split_key) for d in docs} == {split_of("manual:m")}
+    assert all(d.max_depth == 2 for d in docs)
+
+
+def test_registry_never_holds_held_out_manuals(tmp_path):
+    for name in list(SOURCES) + [s.name for s in REAL_PDFS]:
+        assert not is_held_out(name), name
+    assert is_held_out("debian-reference-zh-cn") and is_held_out("debian-handbook")
+    assert "debian-policy" in HELD_OUT
+    spec = SOURCES["git-doc"].__class__("debian-handbook", "en", "x", ("*",), "html")
+    with pytest.raises(Exception, match="held-out"):
+        fetch_source("debian-handbook", str(tmp_path), spec=spec)
+
+
+def test_groups_align_twins():
+    texlive = SOURCES["texlive-lang-chinese"]
+    assert texlive.group_of("latex/lshort-chinese/src/chap/a.tex.gz") == "texlive:latex/lshort-chinese"
+    pdf = {s.name: s for s in REAL_PDFS}
+    assert pdf["texlive-lang-chinese"].group_of("latex/lshort-chinese/lshort-zh-cn.pdf") == "texlive:latex/lshort-chinese"
+    assert SOURCES["r-doc-info"].group_of("R-intro.info.gz") == pdf["r-doc-pdf"].group_of("R-intro.pdf") == "manual:R-intro"
+    assert SOURCES["bash-doc"].group_of("bash.info.gz") == pdf["bash-doc"].group_of("bashref.pdf")
+    assert SOURCES["lilypond-doc"].group_of("lilypond-learning.info.gz") == \
+        pdf["lilypond-doc-pdf"].group_of("learning.pdf") == \
+        SOURCES["lilypond-doc-html-zh"].group_of("learning-big-page.zh.html")
+    assert SOURCES["kicad-doc-zh"].group_of("pcbnew.html") == SOURCES["kicad-doc-en"].group_of("pcbnew.html")
+    assert SOURCES["konsole"].group_of("zh_CN/konsole/index.docbook") == SOURCES["konsole"].group_of(
+        "en/konsole/index.docbook")
+    assert SOURCES["python3.11-doc"].group_of("library/os.rst.txt") == ""  # the original sources: per document
+
+
+def test_detect_lang_ignores_code():
+    zh = "这是中文说明，足够长。" * 3
+    assert detect_lang(zh + "\n```\n" + "code_line = value\n" * 50 + "```\n") == "zh"
