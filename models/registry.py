@@ -1,6 +1,7 @@
 """Named split-point models: a name maps to a loader, imported on use.
 
-``load_model(spec)`` accepts a registered name, a LoRA adapter folder written
+``load_model(spec)`` accepts a registered name, an encoder folder written by
+``hichunk train``, a LoRA adapter folder written
 by ``hichunk sft train`` (``hichunk.models.adapter``), a local Hugging Face model
 directory or a hub id (a causal LM, run with ``HFCausalLM``). ``spec=None``
 means the default model, ``DEFAULT_MODEL`` (the shipped offline encoder). A
@@ -23,6 +24,9 @@ from hichunk.tokens import Tokenizer
 MODELS: dict[str, str] = {
     "encoder": "hichunk.models.registry:shipped_encoder",
     "hichunk-gen": "hichunk.models.adapter:shipped_generative",
+    "rules": "hichunk.models.rules:HeadingRules",  # hand-written baselines
+    "numbering": "hichunk.models.rules:NumberingRegex",
+    "fontsize": "hichunk.models.rules:FontSizeHeuristic",
 }
 DEFAULT_MODEL = "encoder"
 
@@ -41,17 +45,30 @@ class ModelSettings:
 
 
 def shipped_encoder(settings: ModelSettings):
-    """The offline default: the encoder model whose weights ship with hichunk.
+    """The offline default: the encoder model whose weights ship with hichunk."""
+    from hichunk.models.encoder.model import SHIPPED_DIR
 
-    Its name gets a fingerprint of the weight files, so cached predictions of
-    older weights are never reused.
+    return encoder_model(SHIPPED_DIR)
+
+
+def is_encoder_dir(path: str) -> bool:
+    """A folder written by ``hichunk train`` (encoder config + weights)."""
+    from hichunk.models.encoder.model import CONFIG_FILE, WEIGHTS_FILE
+
+    return os.path.isfile(os.path.join(path, CONFIG_FILE)) and os.path.isfile(os.path.join(path, WEIGHTS_FILE))
+
+
+def encoder_model(directory: str):
+    """The encoder model in ``directory``, its name fingerprinted by the weight files.
+
+    So cached predictions of other weights are never reused.
     """
-    from hichunk.models.encoder.model import CONFIG_FILE, SHIPPED_DIR, WEIGHTS_FILE, load_encoder
+    from hichunk.models.encoder.model import CONFIG_FILE, WEIGHTS_FILE, load_encoder
 
-    model = load_encoder()
+    model = load_encoder(directory)
     digest = hashlib.sha256()
     for name in (CONFIG_FILE, WEIGHTS_FILE):
-        with open(os.path.join(SHIPPED_DIR, name), "rb") as fh:
+        with open(os.path.join(directory, name), "rb") as fh:
             digest.update(fh.read())
     model.name = f"{model.name}#{digest.hexdigest()[:12]}"
     return model
@@ -73,6 +90,8 @@ def load_model(spec: str | None = None, settings: ModelSettings | None = None) -
 
     if is_adapter_dir(spec):
         return load_adapter_model(spec, settings)
+    if os.path.isdir(spec) and is_encoder_dir(spec):
+        return encoder_model(spec)
     return HFCausalLM(spec, settings.window_tokens, settings.max_new_tokens or DEFAULT_MAX_NEW_TOKENS, settings.instruction,
                       settings.strict_empty, settings.device, settings.dtype, settings.chat_template)
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from hichunk.bench.metrics.evidence import EvidenceScorer, evidence_recall, normalize, prepare_evidence
 from hichunk.bench.metrics.rouge import best_rouge_l, rouge_l
-from hichunk.bench.metrics.splitpoints import count_splits, hash_count, pooled, scores, split_point_scores
+from hichunk.bench.metrics.splits import count_text_splits, hash_count, pooled, scores, split_point_scores
 from hichunk.bench.stats import mean_ci, paired_diff_ci, statistic_ci
 
 DOC = "# T\nintro\n## A\na text\n## B\nb\n# U\nu\n### C\nc\n"
@@ -28,7 +28,7 @@ def test_split_points_hand_worked_example():
     # ground truth: L1 = {T, U}, L2 = {A, B}, L3 = {C}
     # predictions: L1 = {"# T" hit, "## A" wrong level}, L2 = {"## B" hit, "c" miss}, L3 = {"### C" hit}
     # "# U" sits inside a chunk and earns nothing; without level 4 of 5 chunks start with '#'
-    counts = count_splits(DOC, SPLITS)
+    counts = count_text_splits(DOC, SPLITS)
     assert dict(counts.gt) == {1: 2, 2: 2, 3: 1}
     assert dict(counts.pred) == {1: 2, 2: 2, 3: 1}
     assert dict(counts.hit) == {1: 1, 2: 1, 3: 1}
@@ -52,14 +52,14 @@ def test_split_points_are_micro_pooled_over_documents():
 
 
 def test_only_column_zero_hashes_are_ground_truth_and_empty_classes_score_zero():
-    counts = count_splits(" # indented\ntext\n#. list item\n", [(" # indented\ntext\n#. list item\n", 1)])
+    counts = count_text_splits(" # indented\ntext\n#. list item\n", [(" # indented\ntext\n#. list item\n", 1)])
     assert dict(counts.gt) == {1: 1}  # "#. list item" counts, as in the HiCBench scorer
     s = scores(counts, [1, 2])
     assert s["L2"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
 
 
 def test_pooled_counts_add_up():
-    c = pooled([count_splits(DOC, SPLITS), count_splits(DOC, SPLITS)])
+    c = pooled([count_text_splits(DOC, SPLITS), count_text_splits(DOC, SPLITS)])
     assert c.gt[1] == 4 and c.hit_no_level == 8
 
 

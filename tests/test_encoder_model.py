@@ -183,11 +183,11 @@ def shipped():
 
 
 def _chunk(model, text: str, fmt: str = "markdown"):
-    from hichunk.bench.split_eval import ModelChunker
+    from hichunk.chunkers import ChunkOptions, get_chunker
     from hichunk.document import parse_document
 
     doc = parse_document(text, fmt)
-    tree = ModelChunker(model, "encoder").chunk(doc)
+    tree = get_chunker("hichunk", ChunkOptions(hints="ignore", merge_over_chunk=False), model=model).chunk(doc)
     assert "".join(t for t, _ in tree.split_texts()) == text
     assert "".join(tree.raw_text(leaf) for leaf in tree.leaves()) == text
     return tree

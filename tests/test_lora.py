@@ -180,7 +180,7 @@ def test_the_loss_is_on_the_answer_and_its_end_token_only(tiny_base):
 def test_tiny_lora_run_trains_saves_reloads_and_chunks(tiny_base, tiny_corpus, tmp_path, capsys):
     from safetensors.torch import load_file
 
-    from hichunk.bench.split_eval import ModelChunker
+    from hichunk.chunkers import ChunkOptions, get_chunker
     from hichunk.cli.sft import register
     from hichunk.document import parse_document
     from hichunk.models.adapter import AdapterMeta
@@ -208,7 +208,7 @@ def test_tiny_lora_run_trains_saves_reloads_and_chunks(tiny_base, tiny_corpus, t
     model = load_model(str(out), ModelSettings(max_new_tokens=24))
     assert model.window_tokens == 1024 and model.max_new_tokens == 24 and str(out) in model.name
     text = "# Guide\n\nRun the installer. Then check it.\n\n## Use\n\nType a command. Press enter.\n"
-    tree = ModelChunker(model, "gen").chunk(parse_document(text, "markdown"))
+    tree = get_chunker("hichunk", ChunkOptions(hints="ignore"), model=model).chunk(parse_document(text, "markdown"))
     assert "".join(t for t, _ in tree.split_texts()) == text  # lossless whatever the random model answers
     assert tree.meta["windows"] >= 1
 
@@ -249,42 +249,4 @@ def test_bad_adapter_folders_are_clear_errors(tmp_path, tiny_base):
         from hichunk.models.train.lora import recipe_examples
 
         recipe_examples(str(tmp_path), "train", _recipe(tiny_base, window_tokens=20), HFPrompt(AutoTokenizer.from_pretrained(tiny_base)))
-
-
-# -- the split benchmark runs any registered model and counts window errors ----------------------------
-
-def scripted_with_errors(settings) -> ScriptedModel:
-    """Registry loader: an unreadable answer on a document's first window, starts beyond the window (invalid) elsewhere."""
-
-    def answer(window) -> str:
-        first = window.n_residual == 0 and window.lines[0].startswith("Document")
-        return "not an answer" if first else f"{len(window.lines)}, Level One, True"
-
-    return ScriptedModel(answer, window_tokens=40, overhead=10)
-
-
-def test_split_benchmark_counts_parse_and_validation_errors_per_window(monkeypatch):
-    from hichunk.bench import split_eval
-    from hichunk.models import registry
-
-    monkeypatch.setitem(registry.MODELS, "scripted-errors", "test_lora:scripted_with_errors")
-    results = split_eval.evaluate([_cdoc(1, "en-docs"), _cdoc(3, "en-docs")], ["scripted-errors"], None, progress=False)
-    res = results["scripted-errors"]
-    assert all(w >= 3 for w in res.windows) and res.parse_errors == [1, 1]
-    assert res.invalid == [w - 1 for w in res.windows]
-    row = split_eval.summarise(results, boot=10)[-1]
-    total = sum(res.windows)
-    assert row["windows"] == total and row["parse_error_rate"] == round(2 / total, 4)
-    assert row["invalid_rate"] == round((total - 2) / total, 4)
-    assert "inval%" in split_eval.format_rows([row])
-
-
-def test_even_sample_takes_the_same_share_of_each_language():
-    from hichunk.bench.split_eval import even_sample
-
-    docs = _docs(range(20))  # 10 en, 10 zh, alternating
-    picked = even_sample(docs, 4)
-    assert [d.lang for d in picked] == ["en"] * 4 + ["zh"] * 4
-    assert [d.id for d in picked[:4]] == [docs[i].id for i in (0, 4, 10, 14)]
-    assert even_sample(docs, 50) == [d for d in docs if d.lang == "en"] + [d for d in docs if d.lang == "zh"]
 

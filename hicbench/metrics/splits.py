@@ -1,4 +1,4 @@
-"""Split-point precision/recall/F1, per level and without level (REFERENCE.md §4).
+"""Split-point precision/recall/F1, per level and without level (REFERENCE.md §4): the one scorer.
 
 Ground truth is every heading of the document, with its level. Every predicted
 chunk counts as a prediction, the first chunk included; it is a hit at level k
@@ -7,10 +7,24 @@ and a hit "without level" when its first line is a heading at all. Credit is
 judged by the chunk's first line only. Counts are pooled over all documents of
 a set (micro average); there is no macro average. Confidence intervals
 resample documents (bootstrap), pooling counts inside each resample.
+
+Three ways in, one count: ``count_tree`` (a chunk tree against placed ground
+truth: what the benchmarks use for any input kind), ``count_line_points``
+(per-line labels and predicted points: model training), and
+``count_text_splits`` (the HiCBench reference semantics on a Markdown text and
+``(chunk text, level)`` splits: the ``split_point_f1`` evaluate module), where
+
+* ground truth: every line of the original document that starts with ``#`` in
+  its first column is a split point; its level is the number of ``#`` in the
+  leading run of spaces and ``#`` of the stripped line (``"# # x"`` counts 2);
+* a chunk is a hit for its level when its text starts with ``#`` and its ``#``
+  count equals the predicted level, and a hit "without level" when it merely
+  starts with ``#``.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -96,6 +110,64 @@ def count_line_points(line_levels: Sequence[int], points: Iterable[tuple[int, in
     """Counts for one document given per line heading levels (0: not a heading) and predicted (line, level) points."""
     chunks = [(line_levels[i] or None, lv) for i, lv in chunks_from_points(points)]
     return count_splits([lv for lv in line_levels if lv], chunks)
+
+
+def count_tree(tree, truth) -> SplitCounts:
+    """Counts for one chunk tree (``hichunk.tree.ChunkTree``) against ``hichunk.bench.data.truth.Truth``.
+
+    A chunk's first line is the one holding its first visible character; a heading
+    credits only the first chunk that opens on it (as a chunk's text must start
+    with the heading itself to be credited in the reference scorer).
+    """
+    from hichunk.bench.data.truth import first_visible
+
+    chunks, credited = [], set()
+    for s in tree.splits:
+        pos = first_visible(tree.clean, s.clean_start)
+        chunks.append((truth.at.get(pos) if pos not in credited else None, s.level))
+        credited.add(pos)
+    return count_splits(truth.levels, chunks)
+
+
+_PREFIX = re.compile(r"^[ #]*")
+
+
+def hash_count(text: str) -> int:
+    """Number of ``#`` in the leading run of spaces and ``#`` of ``text``."""
+    return _PREFIX.match(text).group(0).count("#")
+
+
+def ground_truth_levels(document: str) -> list[int]:
+    """Levels of the document's heading lines, in order."""
+    return [hash_count(line.strip()) for line in document.split("\n") if line.startswith("#")]
+
+
+def count_text_splits(document: str, splits: Iterable[tuple[str, int]]) -> SplitCounts:
+    """Counts for one document: its original text and the predicted chunks ``(text, level)``."""
+    chunks = [(hash_count(text.strip()) if text.startswith("#") else None, level) for text, level in splits]
+    return count_splits(ground_truth_levels(document), chunks)
+
+
+def scores(counts: SplitCounts, levels: Sequence[int] | None = None) -> dict[str, dict[str, float]]:
+    """P/R/F1 per level (``"L1"``, ``"L2"``, ...) and ``"no_level"`` from (pooled) counts."""
+    if levels is None:
+        levels = sorted(set(counts.gt) | set(counts.pred))
+    named = {f"L{k}": counts.prf(k) for k in levels}
+    named["no_level"] = counts.prf()
+    return {key: dict(zip(("precision", "recall", "f1"), values)) for key, values in named.items()}
+
+
+def pooled(per_doc: Iterable[SplitCounts]) -> SplitCounts:
+    """Micro pooling: the sum of per-document counts."""
+    return sum(per_doc, SplitCounts())
+
+
+def split_point_scores(documents: Sequence[str], predictions: Sequence[Iterable[tuple[str, int]]],
+                       levels: Sequence[int] | None = None) -> dict[str, dict[str, float]]:
+    """Micro P/R/F1 over a dataset: ``documents[i]`` is chunked into ``predictions[i]``."""
+    if len(documents) != len(predictions):
+        raise ValueError(f"{len(documents)} documents but {len(predictions)} predictions")
+    return scores(pooled(count_text_splits(d, p) for d, p in zip(documents, predictions)), levels)
 
 
 def bootstrap_ci(per_doc: Sequence[SplitCounts], stat: Callable[[SplitCounts], float], n: int = 1000,

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hichunk.bench.data.hicbench_format import Dataset
-from hichunk.bench.metrics.splitpoints import count_splits, pooled, scores
-from hichunk.bench.metrics.splits import SplitCounts, prf
+from hichunk.bench.metrics.splits import SplitCounts, count_text_splits, pooled, prf, scores
 from hichunk.bench.report import fmt_diff, fmt_estimate, header, table, write_report
 from hichunk.bench.runinfo import run_info
 from hichunk.bench.runners.chunk import TreeCache, chunk_all, tree_meta
@@ -62,7 +61,7 @@ def run_chunking(dataset: Dataset, specs: list[MethodSpec], tokenizer: Tokenizer
         for doc_id in ids:
             tree = chunked[doc_id].tree
             splits = list(tree.split_texts()) if tree is not None else []  # a failure predicts nothing
-            counts.append(count_splits(dataset.docs[doc_id].text, splits))
+            counts.append(count_text_splits(dataset.docs[doc_id].text, splits))
             n_chunks.append(len(splits))
         out.append(MethodCounts(spec, ids, counts, [chunked[i].seconds for i in ids], n_chunks,
                                 {i: c.error for i, c in chunked.items() if c.error}, tree_meta(chunked)))

@@ -15,6 +15,12 @@ name               meaning
                    of N tokens, ``merge_over_chunk``: an upper bound for HC
 any registry name  that chunker (``hichunk.chunkers.METHODS``), ``name:N`` for
                    a size; ``structure`` reads headings, the others do not
+a model name       ``hichunk`` with that split-point model (a registered one,
+                   ``hichunk.models.registry.MODELS``: ``encoder``, ``rules``,
+                   ``numbering``, ``fontsize``...), headings hidden, every split
+                   point kept (no ``merge_over_chunk``): for split-point scoring
+``LABEL=MODEL``    ``LABEL`` as above, predicted by MODEL (a registered name or
+                   a model folder): ``previous=DIR``, ``HC200=DIR``
 ``...+AM``         the same chunks, retrieved with Auto-Merge
 =================  ==========================================================
 """
@@ -42,11 +48,12 @@ class MethodSpec:
     merge_over_chunk: bool
     hints: str
     auto_merge: bool = False
+    model: str | None = None  # split-point model of the hichunk chunker (None: the default)
 
     @property
     def chunking_key(self) -> tuple:
         """Methods with equal keys produce the same trees (``HC200`` and ``HC200+AM``)."""
-        return (self.chunker, self.leaf_tokens, self.merge_over_chunk, self.hints)
+        return (self.chunker, self.leaf_tokens, self.merge_over_chunk, self.hints, self.model)
 
     def options(self, tokenizer: Tokenizer) -> ChunkOptions:
         return ChunkOptions(leaf_tokens=self.leaf_tokens, merge_over_chunk=self.merge_over_chunk, hints=self.hints,
@@ -56,12 +63,28 @@ class MethodSpec:
         if self.chunker not in METHODS:
             raise HichunkError(f"method {self.label!r} needs the chunker {self.chunker!r}, which this installation "
                                f"does not have (available: {', '.join(METHODS)})")
-        return get_chunker(self.chunker, self.options(tokenizer))
+        extra = {}
+        if self.model is not None:
+            from hichunk.models.registry import load_model
+
+            extra["model"] = load_model(self.model)
+        return get_chunker(self.chunker, self.options(tokenizer), **extra)
 
 
 def parse_method(label: str, leaf_tokens: int = DEFAULT_LEAF_TOKENS) -> MethodSpec:
     """The spec of one method name (see the module docstring)."""
-    name = label.strip()
+    from dataclasses import replace
+
+    from hichunk.models.registry import MODELS
+
+    name, _, model = label.strip().partition("=")
+    if model:
+        spec = parse_method(name if name.startswith("HC") else "encoder", leaf_tokens)
+        if spec.chunker != "hichunk":
+            raise HichunkError(f"{label!r}: only model-based methods take a model")
+        return replace(spec, label=name, model=model)
+    if name in MODELS and name not in METHODS:
+        return MethodSpec(name, "hichunk", leaf_tokens, False, "ignore", model=name)
     auto_merge = name.endswith("+AM")
     base = name[: -len("+AM")] if auto_merge else name
     m = _SIZED.match(base)

@@ -16,6 +16,7 @@ def looks_binary(data: bytes) -> bool:
     head = data[:_SNIFF_BYTES]
     if not head or head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return False
+    head = head.replace(b"\x00\x08[", b"").replace(b"\x00\x08]", b"")  # GNU info image markers in text manuals
     if b"\x00" in head:
         return True
     controls = sum(head.count(bytes([c])) for c in _BINARY_CONTROLS)

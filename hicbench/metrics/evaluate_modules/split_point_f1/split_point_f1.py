@@ -8,7 +8,7 @@ Returns micro P/R/F1 per level ("L1_f1", ...) and without level ("no_level_f1", 
 import datasets
 import evaluate
 
-from hichunk.bench.metrics.splitpoints import split_point_scores
+from hichunk.bench.metrics.splits import split_point_scores
 
 _DESCRIPTION = __doc__
 _CITATION = "HiChunk (arXiv 2509.11552), split-point accuracy on HiCBench"

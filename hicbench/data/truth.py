@@ -1,0 +1,93 @@
+"""Ground truth of a labelled document, placed in its loaded ``Document``.
+
+The scorer looks a predicted chunk up by where its first visible character lies
+in the clean view, so every true heading is placed the same way: at the first
+visible character of the line it starts on. Headings come from three places:
+
+* explicit markup (corpus Markdown, HiCBench documents): the heading lines;
+* renderings with exact offsets (plain text, Markdown): the line holding the offset;
+* PDFs (titles and pages, from our renderer or a PDF's outline): the first line,
+  on that page or the next, whose text begins the title (or the title begins it),
+  searched in reading order. A heading that cannot be placed still counts as
+  ground truth, so a loader that loses a heading loses recall.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from hichunk.document.load import load_document
+from hichunk.document.model import Document
+
+_NOISE = re.compile(r"[\W_]+", re.UNICODE)
+MIN_PREFIX = 4  # a line must give at least this much of a title to be its first line
+
+
+@dataclass
+class Truth:
+    """``at``: clean offset of each placed heading's first visible character -> level; ``missing``: levels not placed."""
+
+    at: dict[int, int] = field(default_factory=dict)
+    missing: list[int] = field(default_factory=list)
+
+    @property
+    def levels(self) -> list[int]:
+        return [*self.at.values(), *self.missing]
+
+
+def first_visible(clean: str, offset: int) -> int:
+    """The first non-space position at or after ``offset``."""
+    while offset < len(clean) and clean[offset].isspace():
+        offset += 1
+    return offset
+
+
+def markup_truth(doc: Document) -> Truth:
+    """The document's explicit heading lines."""
+    return Truth({first_visible(doc.clean, doc.lines[i].clean_start): level for i, level in doc.headings})
+
+
+def _norm(text: str) -> str:
+    return _NOISE.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def _begins(line: str, title: str) -> bool:
+    return bool(line) and (line.startswith(title) or (title.startswith(line) and len(line) >= min(len(title), MIN_PREFIX)))
+
+
+def placed_truth(doc: Document, headings: list[dict]) -> Truth:
+    """Place labelled headings (``level`` plus ``offset`` into the raw text, or ``title`` and ``page``)."""
+    truth = Truth()
+    raw_starts = [doc.raw_offset(line.clean_start) for line in doc.lines]
+    cursor = 0
+    for h in headings:
+        level = int(h["level"])
+        index = None
+        if h.get("offset") is not None:
+            index = max(bisect_right(raw_starts, int(h["offset"])) - 1, 0) if doc.lines else None
+        else:
+            title, page = _norm(h.get("title") or ""), h.get("page")
+            for i in range(cursor, len(doc.lines)):
+                line = doc.lines[i]
+                line_page = line.style.page if line.style is not None else 0
+                if page and line_page and line_page > int(page) + 1:
+                    break
+                if (not page or not line_page or line_page >= int(page)) and title and _begins(_norm(line.text), title):
+                    index = i
+                    break
+        if index is None:
+            truth.missing.append(level)
+            continue
+        cursor = index + 1
+        truth.at[first_visible(doc.clean, doc.lines[index].clean_start)] = level
+    return truth
+
+
+def load_labelled(item: dict, root: str) -> tuple[Document, Truth]:
+    """A ``labels.jsonl`` record's document (loaded as a user would load the file) and its placed truth."""
+    doc = load_document(os.path.join(root, item["path"]))
+    return doc, placed_truth(doc, item["headings"])
