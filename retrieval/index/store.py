@@ -218,10 +218,11 @@ class Index:
     @property
     def embedder(self):
         if self._embedder is None:
-            from hichunk.retrieval.embedders import CachedEmbedder, EmbeddingCache, load_embedder
+            from hichunk.kvcache import KVCache
+            from hichunk.retrieval.embedders import CachedEmbedder, load_embedder
 
             self._embedder = CachedEmbedder(load_embedder(self.config.embedder or None),
-                                            EmbeddingCache(os.path.join(self.path, "cache.sqlite")))
+                                            KVCache(os.path.join(self.path, "cache.sqlite"), "embedding cache"))
             recorded = self.manifest.get("embedder_id")
             if recorded and recorded != self._embedder.id:
                 raise HichunkError(f"{self.path}: built with embedder {recorded!r} but {self._embedder.id!r} is installed; "
