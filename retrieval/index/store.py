@@ -282,10 +282,10 @@ class Index:
                     row += n
                     entry = DocReport(doc_id, "updated" if old else "added", n, int(missed[row - n : row].sum()))
                     if old is not None:
-                        missing, total = self._recompute(old, inputs)
-                        report.new_input_tokens += total
-                        report.missing_input_tokens += missing
-                        entry.recompute_ratio = missing / total if total else 0.0
+                        r = self._recompute(old, inputs)
+                        report.new_input_tokens += r.unique_tokens
+                        report.missing_input_tokens += r.recomputed_tokens
+                        entry.recompute_ratio = r.ratio
                     report.docs.append(entry)
             bar.close()
             report.encoded = embedder.encoded - encoded0
@@ -337,21 +337,14 @@ class Index:
                 self._commit([], removed=gone)
         return report
 
-    def _recompute(self, old: dict, inputs: list[str]) -> tuple[int, int]:
-        """(tokens of unique new inputs absent from the previous version, tokens of all unique new inputs)."""
+    def _recompute(self, old: dict, inputs: list[str]):
+        """R of the new inputs against the previous version's (REFERENCE.md §6)."""
         from hichunk.tokens import load_tokenizer
-        from hichunk.retrieval.inputs import encoder_inputs
+        from hichunk.retrieval.inputs import encoder_inputs, recompute
 
         with open(os.path.join(self.path, old["tree"]), "rb") as fh:
-            previous = set(encoder_inputs(from_dict(json.loads(fh.read())), self.config.breadcrumb))
-        tokenizer = load_tokenizer(self.config.tokenizer or None)
-        missing = total = 0
-        for text in set(inputs):
-            n = tokenizer.count(text)
-            total += n
-            if text not in previous:
-                missing += n
-        return missing, total
+            previous = encoder_inputs(from_dict(json.loads(fh.read())), self.config.breadcrumb)
+        return recompute(previous, inputs, load_tokenizer(self.config.tokenizer or None))
 
     # -- commit ----------------------------------------------------------------------
     def _commit(self, staged: list[_Staged], removed: set[str]) -> None:
