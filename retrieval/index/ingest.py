@@ -90,7 +90,8 @@ class Ingestor:
                 raise HichunkError(f"{doc_id}: vectors of shape {vectors.shape} for {len(tree.leaves())} leaves "
                                    f"(the index's embedder gives {self.embedder.dim} dimensions)")
             versions.append(_Version(doc_id, tree, tree.name, text_sha256(tree.text), vectors))
-        with tqdm(desc="embedding leaves", unit="leaf", disable=not progress, file=sys.stderr) as bar:
+        to_embed = sum(len(v.tree.leaves()) for v in versions if v.vectors is None)
+        with tqdm(total=to_embed, desc="embedding leaves", unit="leaf", disable=not progress, file=sys.stderr) as bar:
             return self._stage(versions, bar.update)
 
     def _stage(self, versions: list[_Version], progress: Progress | None = None) -> list[Staged]:
