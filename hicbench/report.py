@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
-from hichunk.errors import HichunkError
 from hichunk.bench.stats import Estimate
+from hichunk.errors import HichunkError
 
 
 def ensure_out(out_dir: str) -> None:

@@ -1,6 +1,6 @@
 """Index build throughput and query latency.
 
-    python -m hichunk.bench.retrieval_bench build   --corpus /work/data/corpus --split dev --out /tmp/idx-dev
+    python -m hichunk.bench.retrieval_bench build   --corpus CORPUS --split dev --out /tmp/idx-dev
     python -m hichunk.bench.retrieval_bench latency --from-index /tmp/idx-dev --sizes 10000,100000
 
 ``build`` indexes a corpus split with a fresh embedding cache and reports
@@ -28,8 +28,8 @@ def _load(args):
 
 
 def cmd_build(args) -> int:
-    from hichunk.document import parse_document
     from hichunk.bench.data.corpus import load_split
+    from hichunk.document import parse_document
     from hichunk.retrieval.index import Index, IndexConfig
 
     docs = list(load_split(args.corpus, args.split))[: args.limit]
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build")
-    b.add_argument("--corpus", default="/work/data/corpus")
+    b.add_argument("--corpus", required=True, metavar="DIR")
     b.add_argument("--split", default="dev")
     b.add_argument("--limit", type=int, default=None)
     b.add_argument("--embedder", default="")

@@ -1,8 +1,8 @@
 """Split-point benchmark: the split-point models beside structure-free baselines, on a built corpus.
 
-    python -m hichunk.bench.split_eval --corpus /work/data/corpus --split test
-    python -m hichunk.bench.split_eval --corpus /work/data/corpus_denumbered --split test
-    python -m hichunk.bench.split_eval --corpus /work/data/corpus --methods encoder hichunk-gen --per-lang 30
+    python -m hichunk.bench.split_eval --corpus CORPUS --split test
+    python -m hichunk.bench.split_eval --corpus CORPUS_DENUMBERED --split test
+    python -m hichunk.bench.split_eval --corpus CORPUS --methods encoder hichunk-gen --per-lang 30
 
 The paper's protocol: heading markers are hidden from every method (they must
 infer structure from content), and the predicted chunks are scored against the
@@ -89,7 +89,7 @@ class ModelChunker:
         self.model = model
         self.name = name
         self.statuses: list[str] = []
-        self._chunker = HichunkChunker(ChunkOptions(hints="ignore", tokenizer=tokenizer or load_tokenizer()), model=model,
+        self._chunker = HichunkChunker(ChunkOptions(hints="ignore", merge_over_chunk=False, tokenizer=tokenizer or load_tokenizer()), model=model,
                                        on_window=lambda _doc, record: self.statuses.append(record.status))
 
     def chunk(self, doc: Document) -> ChunkTree:
@@ -119,7 +119,7 @@ def make_chunker(method: str, model_dir: str | None, window: int | None = None):
         return ModelChunker(load_model(method), method)
     if method not in METHODS:
         return None
-    return get_chunker(method, ChunkOptions(hints="ignore"))
+    return get_chunker(method, ChunkOptions(hints="ignore", merge_over_chunk=False))  # score every split point
 
 
 def even_sample(docs: list[CorpusDoc], per_lang: int) -> list[CorpusDoc]:

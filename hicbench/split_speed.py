@@ -1,6 +1,6 @@
 """Chunking speed of the encoder model on a document of a given size, in-process and per process.
 
-    python -m hichunk.bench.split_speed --corpus /work/data/corpus --words 8500
+    python -m hichunk.bench.split_speed --corpus CORPUS --words 8500
 
 The document is made of test-split documents of one language, concatenated
 until it has ``--words`` words (Chinese: characters). In-process timing covers
@@ -47,7 +47,7 @@ def chunk_once(markdown: str, model, tokenizer) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m hichunk.bench.split_speed", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", default="/work/data/corpus")
+    ap.add_argument("--corpus", required=True, metavar="DIR")
     ap.add_argument("--words", type=int, default=8500)
     ap.add_argument("--lang", default="en", choices=("en", "zh"))
     ap.add_argument("--repeats", type=int, default=5)
@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    from hichunk.tokens import load_tokenizer
     from hichunk.models.encoder import load_encoder
+    from hichunk.tokens import load_tokenizer
 
     if args.once:
         with open(args.once, encoding="utf-8") as fh:

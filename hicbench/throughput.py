@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from hichunk.chunkers import ChunkOptions, chunk_document
 from hichunk.document import detect_format, parse_document
@@ -65,7 +65,7 @@ def run_corpus(paths: list[str], size: int, repeats: int) -> list[dict]:
     texts = [open(p, encoding="utf-8", errors="replace").read() for p in paths]
     megabytes = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     fmts = [detect_format(p) for p in paths]
-    opts = ChunkOptions(leaf_tokens=size, tokenizer=tokenizer)
+    opts = ChunkOptions(leaf_tokens=size, merge_over_chunk=False, tokenizer=tokenizer)
     rows = []
     docs = [parse_document(t, f, p) for t, f, p in zip(texts, fmts, paths)]
     chunk_document(docs[0], "structure", opts)  # warm-up: imports, Punkt parameters
@@ -73,14 +73,14 @@ def run_corpus(paths: list[str], size: int, repeats: int) -> list[dict]:
     rows.append(_row("parse only (ours)", megabytes, parse, None))
     for method in OURS:
         trees = []
-        times = _timed(lambda: trees.append([chunk_document(d, method, opts) for d in docs]), repeats)
+        times = _timed(lambda m=method, out=trees: out.append([chunk_document(d, m, opts) for d in docs]), repeats)
         rows.append(_row(f"{method} (ours, chunking)", megabytes, times, sum(len(t.leaves()) for t in trees[-1])))
         both = [p + c for p, c in zip(parse, times)]
         rows.append(_row(f"{method} (ours, parse+chunking)", megabytes, both, None))
     for name, make in _competitors(size, tokenizer.count).items():
         out = []
 
-        def run() -> None:
+        def run(make=make, out=out) -> None:
             split = make()
             out.append([split(t) for t in texts])
 

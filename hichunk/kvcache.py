@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from hichunk.errors import HichunkError
 

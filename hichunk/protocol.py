@@ -10,8 +10,9 @@ encoder models (labels per line) plug in the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from hichunk.document.model import MAX_LEVEL
 
@@ -39,10 +40,13 @@ class ChunkStart:
 
 @dataclass(frozen=True, slots=True)
 class LineLayout:
-    """Where a model line sits in the document's layout (plain text layout, not markup).
+    """Where a model line sits in the document's layout (plain text layout and typography, not markup).
 
-    A heading is usually a whole source line with blank lines around it; a
-    sentence that merely wraps onto a new line, or ends mid-line, is not.
+    A heading is usually a whole source line with blank lines around it, often
+    underlined in plain text or set larger or bold in a PDF; a sentence that
+    merely wraps onto a new line, or ends mid-line, is not. Typography is
+    relative to the body text (``hichunk.document.LineStyle``); formats without
+    it keep the neutral defaults.
     """
 
     starts_line: bool = True  # nothing but whitespace before it on its source line
@@ -50,6 +54,11 @@ class LineLayout:
     blank_before: bool = False  # starts its line, and the line above is blank (or the document starts)
     blank_after: bool = False  # ends its line, and the line below is blank (or the document ends)
     indented: bool = False  # its source line begins with whitespace
+    underline: str = ""  # the character of a rule line right below it ("=", "-", "~", "*", ...), plain-text headings
+    size: float = 1.0  # font size / body font size
+    bold: bool = False
+    italic: bool = False
+    gap: float = 0.0  # vertical space above its line, in body line heights
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterator
 
 from hichunk.document.model import Document
 
@@ -78,8 +78,7 @@ def _punkt_pieces(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         return
     # Punkt spans skip whitespace between sentences; give it to the left one.
     cuts = [start + s for s, _ in spans[1:]]
-    for a, b in zip([start, *cuts], [*cuts, end]):
-        yield a, b
+    yield from zip([start, *cuts], [*cuts, end])
 
 
 def split_line(text: str) -> list[tuple[int, int]]:

@@ -44,7 +44,7 @@ class AdapterMeta:
             fh.write("\n")
 
     @classmethod
-    def load(cls, folder: str) -> "AdapterMeta":
+    def load(cls, folder: str) -> AdapterMeta:
         path = os.path.join(folder, META_FILE)
         try:
             with open(path, encoding="utf-8") as fh:

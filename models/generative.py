@@ -23,16 +23,15 @@ import json
 import logging
 import os
 import re
-import socket
 import time
 import urllib.error
 import urllib.request
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from hichunk.errors import HichunkError
-from hichunk.tokens import Tokenizer
 from hichunk.models.prompt import INSTRUCTION, build_prompt, parse_answer
 from hichunk.protocol import ParseError, Prediction, Window
+from hichunk.tokens import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -353,7 +352,7 @@ class CompletionsEndpoint(GenerativeModel):
             except urllib.error.URLError as exc:
                 reason = exc.reason
                 problem = "connection refused (is the server running?)" if isinstance(reason, ConnectionRefusedError) else f"cannot connect ({reason})"
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 problem = f"no answer within {self.timeout:g} s"
             except (ConnectionError, http.client.HTTPException) as exc:
                 problem = f"connection failed ({exc.__class__.__name__}: {exc})"

@@ -14,7 +14,7 @@ from a file byte for byte.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from hichunk.errors import HichunkError
 from hichunk.protocol import MAX_LEVEL, ChunkStart, ParseError, render_line

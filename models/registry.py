@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass
 
 from hichunk.errors import HichunkError
-from hichunk.tokens import Tokenizer
 from hichunk.protocol import SplitPointModel
+from hichunk.tokens import Tokenizer
 
 # name -> "module:function(settings) -> SplitPointModel"
 MODELS: dict[str, str] = {

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from hichunk.numbering import number_pattern
-from hichunk.sentences import is_chinese
 from hichunk.models.encoder.model import count_lines
+from hichunk.numbering import number_pattern
 from hichunk.protocol import ChunkStart, Prediction, Window
+from hichunk.sentences import is_chinese
 
 MAX_CHARS_EN = 80
 MAX_CHARS_ZH = 30

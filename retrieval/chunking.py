@@ -6,7 +6,7 @@ chunk by method name (the index, the benchmarks, the CLI, ``hichunk.chunk``) com
 
 from __future__ import annotations
 
-from hichunk.chunkers import ChunkOptions, Chunker
+from hichunk.chunkers import Chunker, ChunkOptions
 from hichunk.chunkers import get_chunker as _core_get_chunker
 from hichunk.retrieval.embedders import Embedder, load_embedder
 

@@ -10,8 +10,8 @@ thus carries the document title, single-leaf documents included.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from hichunk.tokens import Tokenizer
 from hichunk.tree.model import LEAF, ChunkTree, Node

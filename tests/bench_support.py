@@ -14,7 +14,8 @@ class FlakyChunker(StructureChunker):
     name = "flaky"
 
     def __init__(self, options: ChunkOptions):
-        super().__init__(ChunkOptions(leaf_tokens=options.leaf_tokens, hints="use", tokenizer=options.tokenizer))
+        super().__init__(ChunkOptions(leaf_tokens=options.leaf_tokens, merge_over_chunk=options.merge_over_chunk, hints="use",
+                                      tokenizer=options.tokenizer))
 
     def chunk(self, doc):
         if "FAIL-ME" in doc.text:

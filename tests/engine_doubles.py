@@ -9,7 +9,7 @@ generative model would give it.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from hichunk.models.prompt import format_answer, parse_answer
 from hichunk.protocol import ChunkStart, Prediction, Window

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+
 import numpy as np
 
 from hichunk.chunkers import ChunkOptions

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from retrieval_helpers import WordTokenizer, leaf_ids, make_tree, words
 
 from hichunk.errors import HichunkError
 from hichunk.retrieval.search import FillOptions, TreeView, assemble, fill_context
-from retrieval_helpers import WordTokenizer, leaf_ids, make_tree, words
 
 TOK = WordTokenizer()
 

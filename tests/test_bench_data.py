@@ -8,11 +8,11 @@ import random
 
 import pytest
 
-from hichunk.document.markdown import parse_markdown
-from hichunk.errors import HichunkError
 from hichunk.bench.data import questions as Q
 from hichunk.bench.data.hicbench_format import data_version, doc_stem, load_dataset, write_dataset
 from hichunk.bench.data.make import MakeOptions, folder_documents, heading_safe, make_benchmark
+from hichunk.document.markdown import parse_markdown
+from hichunk.errors import HichunkError
 
 
 def words(n: int, seed: int, lang: str = "en") -> str:

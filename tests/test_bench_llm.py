@@ -8,12 +8,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from hichunk.errors import HichunkError
 from hichunk.bench.answering import answer_question
 from hichunk.bench.data.llm_questions import section_question
 from hichunk.bench.data.questions import Section
 from hichunk.bench.llm import Endpoint, extract_json
 from hichunk.bench.metrics.factcov import Coverage, extract_facts, judge_coverage, pooled_fact_coverage
+from hichunk.errors import HichunkError
 
 
 class Script:

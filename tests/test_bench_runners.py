@@ -11,13 +11,13 @@ from bench_support import breadcrumb_inputs
 from fakes import HashEmbedder
 from test_bench_data import structured_doc, words
 
-from hichunk.chunkers import METHODS
-from hichunk.errors import HichunkError
 from hichunk.bench.data.hicbench_format import load_dataset, write_dataset
 from hichunk.bench.data.make import MakeOptions, folder_documents, make_benchmark
 from hichunk.bench.runners.chunking import chunking_report, run_chunking
 from hichunk.bench.runners.methods import parse_method, parse_methods
 from hichunk.bench.runners.rag import RagSettings, rag_report, run_rag
+from hichunk.chunkers import METHODS
+from hichunk.errors import HichunkError
 
 
 @pytest.fixture(scope="module")
@@ -179,8 +179,8 @@ def test_cli_errors_are_one_line(argv, message):
 
 
 def test_tree_cache_reuses_trees_between_runs(bench_dir, tmp_path, tokenizer, monkeypatch):
-    from hichunk.chunkers.structure import StructureChunker
     from hichunk.bench.runners.chunk import TreeCache
+    from hichunk.chunkers.structure import StructureChunker
 
     ds = load_dataset(bench_dir, "gen-en")
     cache = TreeCache(str(tmp_path / "trees"))
@@ -252,8 +252,8 @@ def by_hand_contexts(ds, spec, tokenizer, top_k: int, budgets: list[int]) -> lis
         view = TreeView.build(q.doc_id, tree, tokenizer)
         for budget in budgets:
             options = FillOptions(budget=budget, auto_merge=spec.auto_merge, max_candidates=len(ranking))
-            fill = fill_context(ranking, lambda _: view, options, tokenizer)
-            out.append(assemble(q.input, fill, lambda _: view, options, tokenizer).context)
+            fill = fill_context(ranking, lambda _, v=view: v, options, tokenizer)
+            out.append(assemble(q.input, fill, lambda _, v=view: v, options, tokenizer).context)
     return out
 
 

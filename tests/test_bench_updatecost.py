@@ -8,13 +8,13 @@ import random
 import pytest
 from bench_support import breadcrumb_inputs
 
-from hichunk.chunkers import ChunkOptions, chunk_document
-from hichunk.document.markdown import parse_markdown
 from hichunk.bench.data.hicbench_format import load_dataset, write_dataset
 from hichunk.bench.runners.methods import parse_methods
 from hichunk.bench.updatecost.cost import Cost, leaf_inputs, recompute_cost
 from hichunk.bench.updatecost.edits import EDIT_KINDS, body_sentences, make_edit
 from hichunk.bench.updatecost.runner import run_update_cost, update_cost_report
+from hichunk.chunkers import ChunkOptions, chunk_document
+from hichunk.document.markdown import parse_markdown
 
 OTHER = ["A completely different sentence about rivers and boats.", "Another sentence, this one about mountains."]
 
@@ -134,8 +134,8 @@ def test_body_sentences_skip_headings():
 
 
 def test_a_nondeterministic_method_fails_the_null_control_even_with_a_tree_cache(tmp_path, tokenizer, monkeypatch):
-    from hichunk.chunkers import METHODS
     from hichunk.bench.runners.chunk import TreeCache
+    from hichunk.chunkers import METHODS
 
     monkeypatch.setitem(METHODS, "jittery", "bench_support:JitteryChunker")
     write_dataset(str(tmp_path / "b"), "set", {"d0": document(3), "d1": document(4, seed=1)}, [])

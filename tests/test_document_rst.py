@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from doc_checks import check_line_text_in_span, check_structure, line_spans
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from doc_checks import check_line_text_in_span, check_structure, line_spans
 from hichunk.document.rst import parse_rst
 
 SAMPLE = """\

@@ -10,10 +10,17 @@ import pytest
 
 from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.models.encoder.features import N_CUES, N_TEXT_CUES, featurize, hash_ngrams, numbering_key, outline_depth
-from hichunk.protocol import SplitPointModel, Window
 from hichunk.models.train.samples import (
-    IGNORE, LabelledDoc, delete_content, denumber, model_lines, residual_indices, shuffle_sections, windows,
+    IGNORE,
+    LabelledDoc,
+    delete_content,
+    denumber,
+    model_lines,
+    residual_indices,
+    shuffle_sections,
+    windows,
 )
+from hichunk.protocol import SplitPointModel, Window
 
 torch = pytest.importorskip("torch")
 
@@ -135,6 +142,7 @@ def test_residual_clips_first_two_and_last_three():
 
 # -- training, loading, predicting ------------------------------------------------------
 
+@pytest.mark.slow
 def test_tiny_training_run_end_to_end(tiny_corpus, tmp_path):
     from hichunk.models.encoder.model import load_encoder
     from hichunk.models.train.encoder import TrainSettings, train_encoder
@@ -202,6 +210,7 @@ def test_edge_documents_stay_lossless(shipped):
     _chunk(shipped, "", "text")
 
 
+@pytest.mark.slow
 def test_a_150k_word_document_goes_window_by_window(shipped):
     para = "This is a sentence of ordinary prose that keeps going for a while. " * 6
     sections = [f"## Part {i}\n\n" + (para + "\n\n") * 5 for i in range(400)]
@@ -221,6 +230,7 @@ def test_a_150k_word_document_goes_window_by_window(shipped):
     assert len(calls) > 5 and any(calls[1:])  # several windows, later ones with residual lines
 
 
+@pytest.mark.slow
 def test_train_command_line_runs_a_tiny_job(tiny_corpus, tmp_path, capsys):
     import argparse
 

@@ -5,8 +5,8 @@ engine_doubles) and a window of overhead 10 + 3k tokens holds k lines.
 """
 
 import pytest
-
 from engine_doubles import ScriptedModel, oracle
+
 from hichunk.engine import EngineSettings, PredictionCache, infer_points, residual_units, window_key
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.errors import HichunkError

@@ -12,11 +12,11 @@ from hichunk.chunkers import ChunkOptions, chunk_document
 from hichunk.cli import main
 from hichunk.document import parse_document
 from hichunk.engine import model_units
-from hichunk.sentences import split_sentences
 from hichunk.errors import HichunkError
 from hichunk.models.generative import CompletionsEndpoint, clean_answer, completions_url, qwen3_chat
 from hichunk.models.prompt import INSTRUCTION
 from hichunk.protocol import ParseError, Window
+from hichunk.sentences import split_sentences
 
 DOC = "\n".join(f"Section {s} sentence {k} talks about topic number {s}." for s in range(6) for k in range(6)) + "\n"
 

@@ -1,19 +1,18 @@
 """The hichunk method: documents through the engine into lossless trees; hints; the prompt format; properties."""
 
 import pytest
+from engine_doubles import ScriptedModel, oracle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine_doubles import ScriptedModel, oracle
 from hichunk.chunkers import ChunkOptions, chunk_document, get_chunker
 from hichunk.document import parse_document
 from hichunk.engine import merge_with_headings, model_units, relative_headings
 from hichunk.errors import HichunkError
+from hichunk.models.prompt import INSTRUCTION, build_prompt, format_answer, load_instruction, parse_answer
+from hichunk.protocol import ChunkStart, LineLayout, ParseError, check_starts
 from hichunk.sentences import split_sentences
 from hichunk.tree import Boundary
-from hichunk.models.prompt import INSTRUCTION, build_prompt, format_answer, load_instruction, parse_answer
-from hichunk.protocol import check_starts
-from hichunk.protocol import ChunkStart, LineLayout, ParseError
 
 DOC = """# Solar panels
 
@@ -56,7 +55,7 @@ def test_units_carry_their_layout_and_the_model_sees_it(tokenizer):
     assert layout["They work best in the sun."] == LineLayout(False, True, False, True, False)
     assert layout["Check the roof first."] == LineLayout(True, False, False, False, False)  # no blank line above
     model = ScriptedModel([""], window_tokens=60)
-    chunk_document(doc, "hichunk", ChunkOptions(hints="ignore", tokenizer=tokenizer), model=model)
+    chunk_document(doc, "hichunk", ChunkOptions(hints="ignore", merge_over_chunk=False, tokenizer=tokenizer), model=model)
     for window in model.seen:
         assert len(window.layout) == len(window.lines)
         assert all(x == layout[t] for t, x in zip(window.lines, window.layout))
@@ -67,7 +66,7 @@ def test_units_carry_their_layout_and_the_model_sees_it(tokenizer):
 def test_hints_ignore_takes_every_start_from_the_model(tokenizer):
     levels = {"Solar panels": 1, "Mounting": 2, "Wiring": 2, "Check the roof first.": 3}
     model = ScriptedModel(oracle(levels), window_tokens=60)
-    tree = chunk_document(parse_document(DOC, "markdown"), "hichunk", ChunkOptions(hints="ignore", tokenizer=tokenizer), model=model)
+    tree = chunk_document(parse_document(DOC, "markdown"), "hichunk", ChunkOptions(hints="ignore", merge_over_chunk=False, tokenizer=tokenizer), model=model)
     assert "".join(t for t, _ in tree.split_texts()) == DOC
     assert [lv for _, lv in tree.split_texts()] == [1, 2, 3, 2]
     assert tree.split_texts().__next__()[0].startswith("# Solar panels")
@@ -79,7 +78,7 @@ def test_hints_use_keeps_headings_and_adds_model_starts_below_them(tokenizer):
     # The model marks the headings at odd levels and one body sentence; the markup wins on heading
     # lines and the body start is placed one level below its section heading.
     levels = {"Solar panels": 3, "Mounting": 1, "Wiring": 1, "Check the roof first.": 1}
-    tree = chunk_document(parse_document(DOC, "markdown"), "hichunk", ChunkOptions(hints="use", tokenizer=tokenizer),
+    tree = chunk_document(parse_document(DOC, "markdown"), "hichunk", ChunkOptions(hints="use", merge_over_chunk=False, tokenizer=tokenizer),
                           model=ScriptedModel(oracle(levels), window_tokens=60))
     assert [(t.split("\n")[0], lv) for t, lv in tree.split_texts()] == [
         ("# Solar panels", 1), ("## Mounting", 2), ("Check the roof first. It must carry the weight.", 3), ("## Wiring", 2)]
@@ -88,13 +87,13 @@ def test_hints_use_keeps_headings_and_adds_model_starts_below_them(tokenizer):
 
 def test_hints_use_leaves_fallback_starts_out(tokenizer):
     doc = parse_document(DOC, "markdown")
-    garbage = chunk_document(doc, "hichunk", ChunkOptions(hints="use", tokenizer=tokenizer),
+    garbage = chunk_document(doc, "hichunk", ChunkOptions(hints="use", merge_over_chunk=False, tokenizer=tokenizer),
                              model=ScriptedModel(["no idea"], window_tokens=40))
     assert garbage.meta["errors"] == garbage.meta["windows"] > 1
-    structure = chunk_document(doc, "structure", ChunkOptions(tokenizer=tokenizer))
+    structure = chunk_document(doc, "structure", ChunkOptions(merge_over_chunk=False, tokenizer=tokenizer))
     assert list(garbage.split_texts()) == list(structure.split_texts())
     plain = parse_document(DOC, "text")  # no explicit headings: fallbacks stay, as in the reference
-    kept = chunk_document(plain, "hichunk", ChunkOptions(hints="use", tokenizer=tokenizer), model=ScriptedModel(["no idea"], window_tokens=40))
+    kept = chunk_document(plain, "hichunk", ChunkOptions(hints="use", merge_over_chunk=False, tokenizer=tokenizer), model=ScriptedModel(["no idea"], window_tokens=40))
     assert len(kept.splits) == kept.meta["windows"]
 
 
@@ -115,7 +114,7 @@ def test_relative_headings_shift_to_level1():
 
 
 def test_hichunk_defaults_to_the_shipped_encoder(tokenizer, monkeypatch):
-    tree = chunk_document(parse_document(DOC, "markdown"), "hichunk", ChunkOptions(hints="ignore", tokenizer=tokenizer))
+    tree = chunk_document(parse_document(DOC, "markdown"), "hichunk", ChunkOptions(hints="ignore", merge_over_chunk=False, tokenizer=tokenizer))
     assert tree.meta["model"].startswith("hichunk-encoder#") and tree.meta["errors"] == 0
     assert "".join(t for t, _ in tree.split_texts()) == DOC
     from hichunk.models import registry
@@ -128,7 +127,7 @@ def test_hichunk_defaults_to_the_shipped_encoder(tokenizer, monkeypatch):
 def test_fold_and_merge_options_apply_to_predictions(tokenizer):
     levels = {"Solar panels": 1, "Mounting": 2, "Wiring": 2, "Check the roof first.": 3}
     doc = parse_document(DOC, "markdown")
-    folded = chunk_document(doc, "hichunk", ChunkOptions(hints="ignore", max_level=2, tokenizer=tokenizer),
+    folded = chunk_document(doc, "hichunk", ChunkOptions(hints="ignore", max_level=2, merge_over_chunk=False, tokenizer=tokenizer),
                             model=ScriptedModel(oracle(levels), window_tokens=60))
     assert [lv for _, lv in folded.split_texts()] == [1, 2, 2]
     merged = chunk_document(doc, "hichunk", ChunkOptions(hints="ignore", merge_over_chunk=True, tokenizer=tokenizer),
@@ -169,7 +168,7 @@ def test_check_starts_validates_every_level():
 
 def test_prompt_file_is_read_byte_for_byte(tmp_path):
     path = tmp_path / "prompt.txt"
-    path.write_bytes("Segment this.\r\n>>> Input:\n".encode())
+    path.write_bytes(b"Segment this.\r\n>>> Input:\n")
     assert load_instruction(str(path)) == "Segment this.\r\n>>> Input:\n"
     with pytest.raises(HichunkError, match="cannot read"):
         load_instruction(str(tmp_path / "missing.txt"))

@@ -90,10 +90,10 @@ def test_a_failure_mid_run_switches_the_cache_off_once(tmp_path, caplog):
 def test_every_cache_runs_on_without_a_corrupt_store(tmp_path, tokenizer, caplog):
     from fakes import HashEmbedder
 
-    from hichunk.document import parse_document
-    from hichunk.engine import PredictionCache
     from hichunk.bench.runners.chunk import TreeCache, chunk_one
     from hichunk.bench.runners.methods import parse_method
+    from hichunk.document import parse_document
+    from hichunk.engine import PredictionCache
     from hichunk.retrieval.embedders import CachedEmbedder
 
     with caplog.at_level(logging.WARNING):

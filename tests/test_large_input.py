@@ -6,6 +6,8 @@ import random
 import subprocess
 import sys
 
+import pytest
+
 SIZE = 50 * 1024 * 1024
 
 # The CLI, reporting its own peak memory (VmHWM) on stderr at exit. RUSAGE_CHILDREN cannot be used:
@@ -21,6 +23,7 @@ finally:
 """
 
 
+@pytest.mark.slow
 def test_fifty_megabyte_file(tmp_path):
     rng = random.Random(0)
     words = "the of and to in retrieval chunk tree level section budget leaf merge token index 中文 句子".split()

@@ -7,15 +7,15 @@ import json
 import re
 
 import pytest
+from engine_doubles import ScriptedModel, oracle
 
 from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.engine import infer_points
 from hichunk.errors import HichunkError
 from hichunk.models.prompt import INSTRUCTION, build_prompt, parse_answer
-from hichunk.protocol import check_starts
 from hichunk.models.train.samples import LabelledDoc
 from hichunk.models.train.sft import examples_of, select_examples, write_jsonl
-from engine_doubles import ScriptedModel, oracle
+from hichunk.protocol import check_starts
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
@@ -176,11 +176,12 @@ def test_the_loss_is_on_the_answer_and_its_end_token_only(tiny_base):
     assert prompt.text(ex.lines).endswith("<|im_start|>assistant\n") and build_prompt(ex.lines) in prompt.text(ex.lines)
 
 
+@pytest.mark.slow
 def test_tiny_lora_run_trains_saves_reloads_and_chunks(tiny_base, tiny_corpus, tmp_path, capsys):
     from safetensors.torch import load_file
 
-    from hichunk.cli.sft import register
     from hichunk.bench.split_eval import ModelChunker
+    from hichunk.cli.sft import register
     from hichunk.document import parse_document
     from hichunk.models.adapter import AdapterMeta
     from hichunk.models.registry import ModelSettings, load_model
@@ -242,9 +243,10 @@ def test_bad_adapter_folders_are_clear_errors(tmp_path, tiny_base):
     with pytest.raises(HichunkError, match="unknown recipe"):
         recipe_from("tpu")
     with pytest.raises(HichunkError, match="no room for lines"):
+        from transformers import AutoTokenizer
+
         from hichunk.models.generative import HFPrompt
         from hichunk.models.train.lora import recipe_examples
-        from transformers import AutoTokenizer
 
         recipe_examples(str(tmp_path), "train", _recipe(tiny_base, window_tokens=20), HFPrompt(AutoTokenizer.from_pretrained(tiny_base)))
 

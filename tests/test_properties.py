@@ -2,10 +2,10 @@
 
 import os
 
+from fakes import chunk_document
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fakes import chunk_document
 from hichunk.chunkers import METHODS, ChunkOptions
 from hichunk.document import parse_document
 from hichunk.sentences import split_sentences

@@ -22,9 +22,9 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Iterator
 
 from hichunk.document.decode import decode_bytes
 from hichunk.document.load import detect_format, parse_document
@@ -62,7 +62,7 @@ class CorpusDoc:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def from_json(cls, line: str) -> "CorpusDoc":
+    def from_json(cls, line: str) -> CorpusDoc:
         data = json.loads(line)
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
@@ -98,7 +98,7 @@ class Manifest:
             fh.write("\n")
 
     @classmethod
-    def load(cls, corpus_dir: str) -> "Manifest":
+    def load(cls, corpus_dir: str) -> Manifest:
         path = os.path.join(corpus_dir, "manifest.json")
         try:
             with open(path, encoding="utf-8") as fh:
@@ -125,7 +125,7 @@ def corpus_provenance(corpus_dir: str) -> dict:
 
 def split_of(doc_id: str, seed: int = 0) -> str:
     """train/dev/test from a hash of the id and seed (80/10/10)."""
-    bucket = int(hashlib.sha256(f"{seed}\0{doc_id}".encode("utf-8")).hexdigest()[:8], 16) % 100
+    bucket = int(hashlib.sha256(f"{seed}\0{doc_id}".encode()).hexdigest()[:8], 16) % 100
     edge = 0
     for name, share in zip(SPLITS, SPLIT_SHARES):
         edge += share
@@ -163,8 +163,8 @@ def _read(src: SourceDoc) -> str:
 
 def convert(src: SourceDoc) -> tuple[str, CorpusDoc | None, str]:
     """Parse and normalise one file: (id, document or None, reason it was dropped)."""
-    from hichunk.document.html import html_title, parse_html
     from hichunk.bench.data.normalise import to_markdown
+    from hichunk.document.html import html_title, parse_html
 
     try:
         text = _read(src)

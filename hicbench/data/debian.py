@@ -26,8 +26,8 @@ import logging
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from hichunk.errors import HichunkError
 from hichunk.hashing import file_sha256

@@ -16,17 +16,17 @@ import json
 import logging
 import os
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from tqdm import tqdm
 
-from hichunk.document.markdown import parse_markdown
-from hichunk.errors import HichunkError
 from hichunk.bench.data import questions as Q
 from hichunk.bench.data.corpus import CorpusDoc, Manifest, convert, dir_sources, load_split
 from hichunk.bench.data.hicbench_format import doc_stem, write_dataset
 from hichunk.bench.llm import Endpoint
+from hichunk.document.markdown import parse_markdown
+from hichunk.errors import HichunkError
 
 log = logging.getLogger(__name__)
 MAKER_VERSION = "1.0"

@@ -28,10 +28,10 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from hichunk.bench.metrics.evidence import normalize
 from hichunk.document.model import Document
 from hichunk.sentences import split_sentences
 from hichunk.tree.build import heading_title
-from hichunk.bench.metrics.evidence import normalize
 
 T1_WORDS = (512, 4096)
 T2_WORDS = (256, 2048)

@@ -1,6 +1,6 @@
 """Evidence recall (ERec): how much of a question's evidence the retrieved context holds.
 
-Semantics of the HiCBench scorer (/work/notes/reference_behaviour.md §6.2):
+Semantics of the HiCBench scorer:
 
 * an evidence sentence ``e`` is first stripped of a leading run of ``#`` and
   spaces, and ``". "`` is turned into ``"."`` (leaves may glue sentences);
@@ -30,8 +30,8 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ASCII_PUNCT = str.maketrans("", "", string.punctuation)

@@ -1,7 +1,6 @@
 """Fact-Cov: the share of a question's reference facts that an answer states, judged by an LLM.
 
-As in HiCBench (/work/notes/reference_behaviour.md §6.3): the judge sees the
-question, the response and the list of facts, and returns JSON
+As in HiCBench: the judge sees the question, the response and the list of facts, and returns JSON
 ``{"classifications": [{"statement": ..., "attributed": 0|1}, ...]}``; with
 ``samples`` judge samples, a response's coverage is the attributed items over
 all valid items of all samples. A dataset's Fact-Cov pools over facts:
@@ -14,11 +13,11 @@ fails the question after ``attempts`` tries instead of retrying forever.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from hichunk.errors import HichunkError
 from hichunk.bench.llm import Endpoint, extract_json
+from hichunk.errors import HichunkError
 
 EXTRACT_PROMPT = """Break the answer below into short, self-contained factual statements, one fact each.
 Return only JSON of the form {{"facts": ["...", "..."]}}.

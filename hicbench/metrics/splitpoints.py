@@ -20,9 +20,10 @@ is looked at.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
-from hichunk.bench.metrics.splits import SplitCounts, count_splits as count_levels
+from hichunk.bench.metrics.splits import SplitCounts
+from hichunk.bench.metrics.splits import count_splits as count_levels
 
 _PREFIX = re.compile(r"^[ #]*")
 

@@ -12,8 +12,8 @@ resample documents (bootstrap), pooling counts inside each resample.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
 _EPS = 1e-20
 
@@ -33,7 +33,7 @@ class SplitCounts:
     hit: Counter = field(default_factory=Counter)
     hit_no_level: int = 0
 
-    def __add__(self, other: "SplitCounts") -> "SplitCounts":
+    def __add__(self, other: SplitCounts) -> SplitCounts:
         return SplitCounts(self.gt + other.gt, self.pred + other.pred, self.hit + other.hit,
                            self.hit_no_level + other.hit_no_level)
 
@@ -51,7 +51,7 @@ class SplitCounts:
                 "hit": dict(sorted(self.hit.items())), "hit_no_level": self.hit_no_level}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "SplitCounts":
+    def from_dict(cls, data: dict) -> SplitCounts:
         def counter(d: dict) -> Counter:
             return Counter({int(k): int(v) for k, v in d.items()})
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
+from hichunk.bench.runners.methods import MethodSpec
 from hichunk.chunkers.base import Chunker
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
@@ -19,7 +20,6 @@ from hichunk.kvcache import KVCache
 from hichunk.tokens import Tokenizer
 from hichunk.tree.export import from_dict, to_dict
 from hichunk.tree.model import ChunkTree
-from hichunk.bench.runners.methods import MethodSpec
 
 log = logging.getLogger(__name__)
 ON_ERROR = ("fail", "count")

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hichunk.tokens import Tokenizer
 from hichunk.bench.data.hicbench_format import Dataset
 from hichunk.bench.metrics.splitpoints import count_splits, pooled, scores
 from hichunk.bench.metrics.splits import SplitCounts, prf
@@ -22,6 +21,7 @@ from hichunk.bench.runinfo import run_info
 from hichunk.bench.runners.chunk import TreeCache, chunk_all, tree_meta
 from hichunk.bench.runners.methods import MethodSpec
 from hichunk.bench.stats import paired_statistic_diff_ci, statistic_ci
+from hichunk.tokens import Tokenizer
 
 
 @dataclass

@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass
 
 from hichunk.chunkers import METHODS, ChunkOptions
-from hichunk.retrieval.chunking import get_chunker
 from hichunk.chunkers.base import Chunker
 from hichunk.errors import HichunkError
+from hichunk.retrieval.chunking import get_chunker
 from hichunk.tokens import Tokenizer
 
 DEFAULT_LEAF_TOKENS = 200

@@ -20,12 +20,6 @@ from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
-from hichunk.errors import HichunkError
-from hichunk.tokens import Tokenizer
-from hichunk.tree.model import ChunkTree
-from hichunk.retrieval import FillOptions, Index, IndexConfig
-from hichunk.retrieval.embedders import Embedder
-from hichunk.retrieval.search import search_vector
 from hichunk.bench.data.hicbench_format import QA, Dataset
 from hichunk.bench.llm import Endpoint
 from hichunk.bench.metrics.evidence import EvidenceScorer
@@ -34,6 +28,12 @@ from hichunk.bench.runinfo import run_info
 from hichunk.bench.runners.chunk import TreeCache, chunk_all, tree_meta
 from hichunk.bench.runners.methods import MethodSpec
 from hichunk.bench.stats import mean_ci, paired_diff_ci
+from hichunk.errors import HichunkError
+from hichunk.retrieval import FillOptions, Index, IndexConfig
+from hichunk.retrieval.embedders import Embedder
+from hichunk.retrieval.search import search_vector
+from hichunk.tokens import Tokenizer
+from hichunk.tree.model import ChunkTree
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], embedder: Embedder, token
     qvecs = embedder.embed_queries([q.input for q in questions])
     items: dict[str, list[RagItem]] = {}
     meta: dict = {}
-    for key, group in _chunk_groups(specs).items():
+    for group in _chunk_groups(specs).values():
         chunked = chunk_all(docs, group[0], tokenizer, settings.on_error, settings.progress, settings.cache)
         for spec in group:
             meta[spec.label] = tree_meta(chunked)

@@ -14,8 +14,8 @@ of a leaf's span, so it is not counted either way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from hichunk.errors import HichunkError
 from hichunk.retrieval.inputs import Recompute, encoder_inputs, recompute

@@ -16,10 +16,6 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from hichunk.document.markdown import parse_markdown
-from hichunk.errors import HichunkError
-from hichunk.sentences import is_chinese
-from hichunk.tokens import Tokenizer
 from hichunk.bench.data.hicbench_format import Dataset
 from hichunk.bench.report import fmt_diff, fmt_estimate, header, line_plot, table, write_report
 from hichunk.bench.runinfo import run_info
@@ -28,6 +24,10 @@ from hichunk.bench.runners.methods import MethodSpec
 from hichunk.bench.stats import mean_ci, paired_diff_ci
 from hichunk.bench.updatecost.cost import Cost, EncoderInputs, default_encoder_inputs, leaf_inputs, recompute_cost
 from hichunk.bench.updatecost.edits import EDIT_KINDS, Edit, body_sentences, make_edit
+from hichunk.document.markdown import parse_markdown
+from hichunk.errors import HichunkError
+from hichunk.sentences import is_chinese
+from hichunk.tokens import Tokenizer
 
 POSITIONS = ("insert-start", "insert-middle", "insert-end")
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import importlib
 
-from hichunk.chunkers.base import ChunkOptions, Chunker
+from hichunk.chunkers.base import Chunker, ChunkOptions
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
 from hichunk.tree.model import ChunkTree
+
+DEFAULT_METHOD = "hichunk"  # the split-point model; everywhere: library, CLI, index
 
 # method -> "module:class"; imported on use so cheap methods stay cheap.
 METHODS: dict[str, str] = {
@@ -34,9 +36,9 @@ def get_chunker(method: str, options: ChunkOptions | None = None, **extra) -> Ch
     return getattr(importlib.import_module(module), cls)(options or ChunkOptions(), **extra)
 
 
-def chunk_document(doc: Document, method: str = "structure", options: ChunkOptions | None = None, **extra) -> ChunkTree:
+def chunk_document(doc: Document, method: str = DEFAULT_METHOD, options: ChunkOptions | None = None, **extra) -> ChunkTree:
     """Chunk a loaded document with the named method."""
     return get_chunker(method, options, **extra).chunk(doc)
 
 
-__all__ = ["METHODS", "ChunkOptions", "Chunker", "check_method", "chunk_document", "get_chunker"]
+__all__ = ["DEFAULT_METHOD", "METHODS", "ChunkOptions", "Chunker", "check_method", "chunk_document", "get_chunker"]

@@ -12,7 +12,6 @@ from hichunk.tree.build import Boundary, build_tree
 from hichunk.tree.leaves import enforce_limit
 from hichunk.tree.model import ChunkTree
 
-
 # A single character can take two tokens (a leading-space marker and itself),
 # so tiny leaf sizes cannot be honoured; below this they make no sense anyway.
 MIN_LEAF_TOKENS = 8
@@ -24,11 +23,13 @@ class ChunkOptions:
 
     leaf_tokens: int = 200  # HC leaf size, and the chunk size of size-based chunkers
     max_level: int = 10  # deeper split points are folded into the chunk before them
-    merge_over_chunk: bool = False  # merge a chunk with the deeper chunks after it when they fit in a leaf
+    merge_over_chunk: bool = True  # merge a chunk with the deeper chunks after it when they fit in a leaf
     hints: str = "use"  # "use": trust explicit headings; "ignore": hide them from predictors
-    tokenizer: Tokenizer = field(default_factory=load_tokenizer)
+    tokenizer: Tokenizer = field(default_factory=load_tokenizer)  # or a name: a Hugging Face directory or hub id
 
     def __post_init__(self) -> None:
+        if self.tokenizer is None or isinstance(self.tokenizer, str):
+            self.tokenizer = load_tokenizer(self.tokenizer or None)
         check_chunk_settings(self.leaf_tokens, self.max_level, self.hints)
 
 

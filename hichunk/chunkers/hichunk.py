@@ -11,17 +11,24 @@ built over the raw text, so chunks rebuild the document byte for byte.
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from hichunk.chunkers.base import ChunkOptions
 from hichunk.document.model import Document
-from hichunk.engine import (EngineSettings, PredictionCache, WindowRecord, infer_points, merge_with_headings,
-                            model_units, relative_headings)
+from hichunk.engine import (
+    EngineSettings,
+    PredictionCache,
+    WindowRecord,
+    infer_points,
+    merge_with_headings,
+    model_units,
+    relative_headings,
+)
+from hichunk.protocol import SplitPointModel
 from hichunk.sentences import split_sentences
 from hichunk.tree.build import Boundary, build_tree
 from hichunk.tree.levels import fold_levels, merge_over_chunk
 from hichunk.tree.model import ChunkTree
-from hichunk.protocol import SplitPointModel
 
 log = logging.getLogger(__name__)
 

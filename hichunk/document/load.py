@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from hichunk.document.decode import decode_bytes
 from hichunk.document.model import Document

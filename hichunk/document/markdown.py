@@ -13,7 +13,7 @@ import re
 
 from hichunk.document.model import MAX_LEVEL, Document, Line, OffsetMap
 
-_ATX = re.compile(r"^ {0,3}(#{1,%d})(?=[ \t]|$)" % MAX_LEVEL)
+_ATX = re.compile(rf"^ {{0,3}}(#{{1,{MAX_LEVEL}}})(?=[ \t]|$)")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 BOM = "\ufeff"

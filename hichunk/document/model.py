@@ -17,10 +17,27 @@ line merely starting with ``#``.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 MAX_LEVEL = 10
+
+
+@dataclass(frozen=True, slots=True)
+class LineStyle:
+    """Typography of a line, for formats that have it (PDF, DOCX); models read it as layout cues.
+
+    Sizes and distances are relative to the document's body text, so the same
+    heading style reads the same in any document: ``size`` 1.3 is a font 30%
+    larger than the body font, ``gap`` 2.0 is two body line heights of space above.
+    """
+
+    page: int = 0  # 1-based page number (0: the format has no pages)
+    size: float = 1.0  # font size / the body font size
+    bold: bool = False
+    italic: bool = False
+    indent: float = 0.0  # left edge minus the body's left margin, in body font sizes
+    gap: float = 0.0  # vertical space above the line, in body line heights (0: none or unknown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,12 +46,14 @@ class Line:
 
     ``clean_start``/``clean_end`` delimit ``text`` in ``Document.clean`` (no
     newline). ``heading`` is the level (1..10) given by explicit markup, or None.
+    ``style`` is the line's typography where the format has one (PDF, DOCX).
     """
 
     clean_start: int
     clean_end: int
     text: str
     heading: int | None = None
+    style: LineStyle | None = None
 
     @property
     def is_blank(self) -> bool:
@@ -72,7 +91,7 @@ class OffsetMap:
         self.raw_len = raw_len
 
     @classmethod
-    def identity(cls, length: int) -> "OffsetMap":
+    def identity(cls, length: int) -> OffsetMap:
         return cls([(0, 0, 0)], length, length)
 
     def __call__(self, clean_offset: int) -> int:
@@ -89,7 +108,11 @@ class OffsetMap:
 
 @dataclass(slots=True)
 class Document:
-    """A loaded document: raw text, clean Markdown view, lines and offset map."""
+    """A loaded document: raw text, clean Markdown view, lines and offset map.
+
+    For paged formats (PDF) ``text`` is the extracted text and ``page_starts``
+    holds the raw offset where each page begins (empty for other formats).
+    """
 
     name: str
     format: str
@@ -97,6 +120,15 @@ class Document:
     clean: str
     lines: list[Line]
     offsets: OffsetMap = field(repr=False)
+    page_starts: list[int] = field(default_factory=list)
+
+    def pages(self, start: int, end: int) -> tuple[int, int] | None:
+        """1-based first and last page of the raw span [start, end), or None for formats without pages."""
+        if not self.page_starts:
+            return None
+        first = bisect_right(self.page_starts, start)
+        last = bisect_right(self.page_starts, max(start, end - 1))
+        return max(first, 1), max(last, 1)
 
     def raw_offset(self, clean_offset: int) -> int:
         """Raw offset in ``text`` of a clean offset (0 -> 0, end -> end)."""

@@ -31,7 +31,7 @@ def window_key(model_name: str, window: Window) -> bytes:
     """Cache key of one window input for one model (its layout included when it has one)."""
     parts = [model_name, window.n_residual, window.is_last, list(window.lines)]
     if window.layout:
-        parts.append([[int(v) for v in astuple(x)] for x in window.layout])
+        parts.append([list(astuple(x)) for x in window.layout])
     payload = json.dumps(parts, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).digest()
 

@@ -16,6 +16,11 @@ Over a list of unit texts (one model line each), with their layout when known:
    to find it again). Otherwise keep everything, continue after the window and
    carry residual lines from the current level-1 segment (recurrent mode 2;
    mode 1 carries none).
+5. After the last window, a start keeps its title flag only on a line shaped
+   like a title (whole, short, not running text), and the levels of titled
+   starts are made consistent over the whole document by heading style
+   (``hichunk.engine.outline``), so a heading's level does not depend on where
+   its window began.
 
 Choices where the reference code is buggy or silent, made explicit here:
 an empty answer means "no starts" (``ParseError`` only when the model is set
@@ -27,15 +32,15 @@ level; a window always takes at least one new line, so the loop always ends.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
 
 from hichunk.engine.cache import PredictionCache, window_key
+from hichunk.engine.outline import consistent_levels, title_shaped
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.errors import HichunkError
-from hichunk.protocol import check_starts
-from hichunk.protocol import ChunkStart, LineLayout, ParseError, SplitPointModel, Window
+from hichunk.protocol import ChunkStart, LineLayout, ParseError, SplitPointModel, Window, check_starts
 
 OK, PARSE_ERROR, INVALID = "ok", "parse_error", "invalid"
 RESTART, CONTINUE, LAST = "restart", "continue", "last"
@@ -48,6 +53,7 @@ class EngineSettings:
     window_tokens: int | None = None  # window size L in model tokens (None: the model's own default)
     recurrent: int = 2  # 2: carry residual lines into the next window; 1: never
     residual_steps: tuple[tuple[int, int, int], ...] = RESIDUAL_STEPS  # (first clips, last clips, lines per clip)
+    document_levels: bool = True  # make heading levels consistent over the document by style (step 5)
 
     def __post_init__(self) -> None:
         if self.recurrent not in (1, 2):
@@ -211,4 +217,9 @@ def infer_points(
                 on_window(record)
             bar.update(nxt - start)
             start = nxt
+    for u, (level, title) in points.items():
+        if title and not title_shaped(texts[u], layout[u] if layout else None):
+            points[u] = (level, False)
+    if settings.document_levels:
+        result.points = consistent_levels(points, texts, layout)
     return result

@@ -13,7 +13,7 @@ with half the window's tokens, the limit is measured in the model's tokens.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 RESIDUAL_STEPS: tuple[tuple[int, int, int], ...] = ((2, 3, 20), (1, 2, 15))
 

@@ -13,8 +13,8 @@ the budget (possible only with tiny windows; the trace marks it).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from hichunk.protocol import render_line
 

@@ -1,8 +1,8 @@
 """Chunk trees: build from split points, fixed-size leaves, exports."""
 
 from hichunk.tree.build import Boundary, build_tree, heading_title, normalize_boundaries
-from hichunk.tree.levels import fold_levels, merge_over_chunk
 from hichunk.tree.export import from_dict, render_tree, to_dict, to_markdown, to_networkx, to_splits
+from hichunk.tree.levels import fold_levels, merge_over_chunk
 from hichunk.tree.model import CHUNK, LEAF, ROOT, SECTION, ChunkTree, Node, Split
 
 __all__ = [

@@ -109,7 +109,7 @@ def render_tree(tree: ChunkTree, width: int = 60) -> str:
         sizes = ",".join(str(tree.nodes[c].tokens) for c in own.children) if own is not None and own.kind == CHUNK else ""
         if node.kind == LEAF:
             sizes = str(node.tokens)
-        label = node.title or _preview(tree.clean_text(own if own is not None else node), width)
+        label = node.title or "(untitled) " + _preview(tree.clean_text(own if own is not None else node), width - 11)
         lines.append(f"{'  ' * depth[node.id]}L{node.level} {label}  [{node.tokens} tok; leaves {sizes or '-'}]")
     return "\n".join(lines)
 

@@ -15,8 +15,8 @@ order, and every node's span is exactly the union of its leaves' spans.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 ROOT, SECTION, CHUNK, LEAF = "root", "section", "chunk", "leaf"
 

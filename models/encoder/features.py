@@ -19,15 +19,15 @@ characters are the unit, no tokenizer or vocabulary is needed.
 from __future__ import annotations
 
 import re
-from dataclasses import astuple, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 
 from hichunk.numbering import PATTERNS, number_pattern
-from hichunk.sentences import is_chinese
 from hichunk.protocol import LineLayout
+from hichunk.sentences import is_chinese
 
 NGRAM_SIZES = (1, 2, 3, 4)
 NGRAM_CHARS = 96  # n-grams come from the first this-many characters of a line (plus its last few)
@@ -48,6 +48,14 @@ _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _ENDS_ALNUM = re.compile(r"[\w\u3400-\u9fff]$")
 HEADING_CHARS = 100  # longer lines are never taken as numbered heading candidates
 RANKS = 4  # numbering relations are one-hot over 0, 1, 2, 3+
+# Box titles that open a note inside a section, never a section: "Note", "Warning:", "注意", "提示：".
+_CALLOUT = re.compile(r"^(?:note|notes|warning|caution|tip|tips|hint|important|danger|attention|example|see also|"
+                      r"注意|提示|警告|小心|说明|注|技巧|重要|危险|示例|例如|参见)\s*[:：.。!！]?$", re.I)
+# A table-of-contents entry: leader dots (or a long gap) before a trailing page number.
+_TOC_ENTRY = re.compile(r"(?:\.\s?){3,}\s*[0-9ivxlcdm]+\s*$|\S\s{3,}[0-9]{1,4}\s*$", re.I)
+UNDERLINES = ("=", "-", "~", "*", "^", "#")  # then one slot for any other rule character
+# The layout fields the version-2 model reads, in its order; later fields feed the typography block.
+LAYOUT_V2 = ("starts_line", "ends_line", "blank_before", "blank_after", "indented")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,10 +173,31 @@ def text_cues(text: str) -> tuple[float, ...]:
     return tuple(cues)
 
 
+def style_cues(text: str, layout: LineLayout) -> list[float]:
+    """Cues of model version 3: typography, underlines, callout and table-of-contents lines."""
+    s = text.strip()
+    alpha = [c for c in s if c.isalpha() and c.isascii()]
+    rule = [float(layout.underline == c) for c in UNDERLINES] + [float(bool(layout.underline) and layout.underline not in UNDERLINES)]
+    return [
+        float(layout.size != 1.0 or layout.bold or layout.italic or layout.gap > 0),  # typography known
+        min(max(layout.size - 1.0, -0.5), 1.5),
+        float(layout.size >= 1.12),
+        float(layout.bold),
+        float(layout.italic),
+        min(layout.gap, 4.0) / 4.0,
+        *rule,
+        float(bool(_CALLOUT.match(s))),
+        float(bool(_TOC_ENTRY.search(s))),
+        float(len(alpha) >= 3 and all(c.isupper() for c in alpha) and len(s) <= HEADING_CHARS),
+    ]
+
+
 N_TEXT_CUES = len(text_cues("x"))
-N_LAYOUT_CUES = 1 + len(astuple(LineLayout()))  # "layout known" + the layout fields
+N_LAYOUT_CUES = 1 + len(LAYOUT_V2)  # "layout known" + the version-2 layout fields
 N_WINDOW_CUES = 4 + N_LAYOUT_CUES + 2 * RANKS + 3 + 1 + 2
-N_CUES = N_TEXT_CUES + N_WINDOW_CUES
+N_CUES_V2 = N_TEXT_CUES + N_WINDOW_CUES
+N_STYLE_CUES = len(style_cues("x", LineLayout()))
+N_CUES = N_CUES_V2 + N_STYLE_CUES  # version 3; a version-2 network reads the first N_CUES_V2 columns
 
 
 def _numbering_relations(keys: Sequence[str | None], out: np.ndarray) -> None:
@@ -217,7 +246,7 @@ def window_cues(lines: Sequence[str], n_residual: int, layout: Sequence[LineLayo
     col += 4
     if layout:
         out[:, col] = 1.0
-        out[:, col + 1 : col + N_LAYOUT_CUES] = [astuple(x) for x in layout]
+        out[:, col + 1 : col + N_LAYOUT_CUES] = [[getattr(x, f) for f in LAYOUT_V2] for x in layout]
     col += N_LAYOUT_CUES
     whole = [x.starts_line and x.ends_line for x in layout] if layout else [True] * n
     keys = [numbering_key(t) if w else None for t, w in zip(lines, whole)]
@@ -229,6 +258,9 @@ def window_cues(lines: Sequence[str], n_residual: int, layout: Sequence[LineLayo
     numbered = sum(k is not None for k in candidates)
     out[:, col] = numbered / len(candidates) if candidates else 0.0
     out[:, col + 1] = min(numbered, 8) / 8.0
+    col += 2
+    neutral = LineLayout()
+    out[:, col:] = [style_cues(t, layout[i] if layout else neutral) for i, t in enumerate(lines)]
     return out
 
 

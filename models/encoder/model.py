@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -52,7 +52,7 @@ class EncoderConfig:
         return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
     @classmethod
-    def from_json(cls, text: str) -> "EncoderConfig":
+    def from_json(cls, text: str) -> EncoderConfig:
         data = json.loads(text)
         return cls(data["name"], int(data["window_lines"]), dict(data["net"]), DecodeConfig(**data.get("decode", {})),
                    dict(data.get("info", {})))
@@ -181,8 +181,9 @@ class EncoderModel:
         torch = self._torch
         feats = featurize(lines, n_residual, self.net.cfg.buckets, layout)
         with torch.inference_mode(), _one_thread(torch):
+            cues = np.ascontiguousarray(feats.cues[:, : self.net.cfg.n_cues])  # a version-2 network reads fewer cues
             logits = self.net(torch.from_numpy(feats.ngram_ids), torch.from_numpy(feats.ngram_offsets),
-                              torch.from_numpy(feats.cues), [len(lines)])[0]
+                              torch.from_numpy(cues), [len(lines)])[0]
             head = self.net.cfg.max_level + 1
             return torch.cat([torch.softmax(logits[:, :head], -1), torch.softmax(logits[:, head:], -1)], -1).numpy()
 

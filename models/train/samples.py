@@ -9,25 +9,24 @@ sections shuffled, section bodies cut short (content deletion), heading numbers
 stripped on a share of documents (real headings are often unnumbered), blank
 lines or the whole layout hidden on a few (text without blank lines between
 paragraphs, callers that pass no layout). Long documents are cut into
-windows the way the engine cuts them at inference (see
-/work/notes/reference_behaviour.md §3.3-3.4), with residual lines from the
-current level-1 segment in front; residual lines are context only (no loss).
+windows the way the engine cuts them at inference (REFERENCE.md §1), with residual lines
+from the current level-1 segment in front; residual lines are context only (no loss).
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from hichunk.bench.data.corpus import CorpusDoc
-from hichunk.numbering import strip_heading_number
 from hichunk.document import Document, parse_document
 from hichunk.engine.residual import residual_units
 from hichunk.engine.units import Unit, model_units
 from hichunk.engine.windows import LineCounter, fill_window
-from hichunk.sentences import split_sentences
+from hichunk.numbering import strip_heading_number
 from hichunk.protocol import LineLayout
+from hichunk.sentences import split_sentences
 
 IGNORE = -100  # label of lines that carry no loss (residual context)
 

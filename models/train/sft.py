@@ -27,13 +27,13 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterator
 
 from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.models.prompt import build_prompt, format_answer
-from hichunk.protocol import MAX_LEVEL, ChunkStart
 from hichunk.models.train.samples import AugmentPolicy, LabelledDoc, Sample, augment, labelled, windows
+from hichunk.protocol import MAX_LEVEL, ChunkStart
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from hichunk.chunkers import ChunkOptions, check_method
+from hichunk.chunkers import DEFAULT_METHOD, ChunkOptions, check_method
 from hichunk.chunkers.base import check_chunk_settings
-from hichunk.tokens import DEFAULT_TOKENIZER, load_tokenizer
 from hichunk.retrieval.embedders import DEFAULT_EMBEDDER, check_embedder_name
-
-DEFAULT_METHOD = "hichunk"  # the split-point model; explicit headings are kept (hints "use")
+from hichunk.tokens import DEFAULT_TOKENIZER, load_tokenizer
 
 
 @dataclass(frozen=True)
@@ -31,7 +29,7 @@ class IndexConfig:
         if self.embedder:
             check_embedder_name(self.embedder)
 
-    def with_defaults(self) -> "IndexConfig":
+    def with_defaults(self) -> IndexConfig:
         """The same settings with the default embedder and tokenizer named, as an index records them."""
         return replace(self, embedder=self.embedder or DEFAULT_EMBEDDER, tokenizer=self.tokenizer or DEFAULT_TOKENIZER)
 

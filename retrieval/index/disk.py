@@ -25,19 +25,19 @@ import hashlib
 import json
 import os
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
-from typing import Iterator
 
 import numpy as np
 
 from hichunk.errors import HichunkError
-from hichunk.tree.export import from_dict, to_dict
-from hichunk.tree.model import ChunkTree
 from hichunk.retrieval.faults import checkpoint
 from hichunk.retrieval.index.config import IndexConfig
 from hichunk.retrieval.index.files import atomic_write, fsync_dir, npy_bytes
 from hichunk.retrieval.index.store import Staged
+from hichunk.tree.export import from_dict, to_dict
+from hichunk.tree.model import ChunkTree
 
 INDEX_FORMAT = "hichunk.index/1"
 MANIFEST = "manifest.json"
@@ -54,7 +54,7 @@ class DirectoryStore:
         self._segments: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # loaded (memory-mapped) segments
 
     @classmethod
-    def create(cls, path: str, config: IndexConfig, exist_ok: bool = True) -> "DirectoryStore":
+    def create(cls, path: str, config: IndexConfig, exist_ok: bool = True) -> DirectoryStore:
         """A new empty index at ``path`` (or the existing one, which must have the same config)."""
         if os.path.exists(os.path.join(path, MANIFEST)):
             store = cls.open(path)
@@ -76,7 +76,7 @@ class DirectoryStore:
         return cls(path, manifest)
 
     @classmethod
-    def open(cls, path: str) -> "DirectoryStore":
+    def open(cls, path: str) -> DirectoryStore:
         return cls(path, _read_manifest(path))
 
     # -- the committed state -----------------------------------------------------------

@@ -17,12 +17,10 @@ from __future__ import annotations
 import os
 import time
 from collections import OrderedDict
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from hichunk.errors import HichunkError
 from hichunk.kvcache import MEMORY, KVCache
-from hichunk.tokens import Tokenizer
-from hichunk.tree.model import ChunkTree
 from hichunk.retrieval.embedders import CachedEmbedder, Embedder, load_embedder
 from hichunk.retrieval.index.config import IndexConfig
 from hichunk.retrieval.index.disk import DirectoryStore
@@ -31,6 +29,8 @@ from hichunk.retrieval.index.memory import MemoryStore
 from hichunk.retrieval.index.reports import DocReport, UpdateReport
 from hichunk.retrieval.index.store import Pool, Staged, Store, gather_pool
 from hichunk.retrieval.search import FillOptions, SearchResult, TreeView, search_index
+from hichunk.tokens import Tokenizer
+from hichunk.tree.model import ChunkTree
 
 MAX_VIEWS = 4096  # search views kept per index (least recently used go first)
 
@@ -58,17 +58,17 @@ class Index:
 
     @classmethod
     def create(cls, path: str, config: IndexConfig | None = None, exist_ok: bool = True,
-               embedder: Embedder | None = None) -> "Index":
+               embedder: Embedder | None = None) -> Index:
         """A new empty index directory at ``path`` (or the existing one, which must have the same config)."""
         return cls(DirectoryStore.create(path, (config or IndexConfig()).with_defaults(), exist_ok), embedder)
 
     @classmethod
-    def open(cls, path: str, embedder: Embedder | None = None) -> "Index":
+    def open(cls, path: str, embedder: Embedder | None = None) -> Index:
         return cls(DirectoryStore.open(path), embedder)
 
     @classmethod
     def memory(cls, config: IndexConfig | None = None, embedder: Embedder | None = None,
-               cache: str | None = None) -> "Index":
+               cache: str | None = None) -> Index:
         """An index in memory; ``cache`` is an embedding cache file to share across runs (default: in memory)."""
         return cls(MemoryStore((config or IndexConfig()).with_defaults(), cache or MEMORY), embedder)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 from tqdm import tqdm
@@ -22,14 +22,14 @@ from tqdm import tqdm
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
 from hichunk.hashing import text_sha256
-from hichunk.tokens import load_tokenizer
-from hichunk.tree.model import LEAF, ChunkTree
 from hichunk.retrieval.chunking import get_chunker
 from hichunk.retrieval.embedders import CachedEmbedder
 from hichunk.retrieval.embedders.base import Progress
 from hichunk.retrieval.index.reports import DocReport, UpdateReport
 from hichunk.retrieval.index.store import Staged, Store
 from hichunk.retrieval.inputs import encoder_inputs, recompute
+from hichunk.tokens import load_tokenizer
+from hichunk.tree.model import LEAF, ChunkTree
 
 log = logging.getLogger(__name__)
 

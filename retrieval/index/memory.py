@@ -7,15 +7,14 @@ dictionaries at once, so a failure while staging leaves the store as it was.
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-from typing import ContextManager
+from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
 
 from hichunk.kvcache import MEMORY
-from hichunk.tree.model import ChunkTree
 from hichunk.retrieval.index.config import IndexConfig
 from hichunk.retrieval.index.store import Staged
+from hichunk.tree.model import ChunkTree
 
 
 class MemoryStore:
@@ -36,7 +35,7 @@ class MemoryStore:
     def rows(self, doc: str) -> tuple[np.ndarray, np.ndarray]:
         return self._rows[doc]
 
-    def writing(self) -> ContextManager[None]:
+    def writing(self) -> AbstractContextManager[None]:
         return nullcontext()
 
     def commit(self, staged: list[Staged], removed: set[str], embedder_id: str | None) -> None:

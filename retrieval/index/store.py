@@ -7,13 +7,14 @@ contract: it stages new versions (``Staged``) and commits them in one step.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import ContextManager, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from hichunk.tree.model import ChunkTree
 from hichunk.retrieval.index.config import IndexConfig
+from hichunk.tree.model import ChunkTree
 
 
 @dataclass
@@ -62,7 +63,7 @@ class Store(Protocol):
         """(vectors, node ids) of a committed document's leaves."""
         ...
 
-    def writing(self) -> ContextManager[None]:
+    def writing(self) -> AbstractContextManager[None]:
         """Hold the store for one writer and see the latest committed state; commits happen inside."""
         ...
 

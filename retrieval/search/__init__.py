@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from hichunk.tokens import Tokenizer, load_tokenizer
 from hichunk.retrieval.search.automerge import MODES, FillOptions, FillResult, Merge, fill_context
 from hichunk.retrieval.search.context import Passage, SearchResult, assemble
 from hichunk.retrieval.search.query import MAX_QUERY_CHARS, check_query
 from hichunk.retrieval.search.ranking import ranked_rows, top_rows
 from hichunk.retrieval.search.view import TreeView
+from hichunk.tokens import Tokenizer, load_tokenizer
 
 
 def search_index(index, query: str, options: FillOptions | None = None, tokenizer: Tokenizer | None = None,

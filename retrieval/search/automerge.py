@@ -30,12 +30,12 @@ ancestors' bookkeeping once.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from hichunk.errors import HichunkError
-from hichunk.tokens import Tokenizer
 from hichunk.retrieval.search.view import TreeView
+from hichunk.tokens import Tokenizer
 
 PAPER, REFERENCE = "paper", "reference"
 MODES = (PAPER, REFERENCE)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
-from hichunk.tokens import Tokenizer
 from hichunk.retrieval.search.automerge import REFERENCE, FillOptions, FillResult, Merge, Ref, _Entry
 from hichunk.retrieval.search.view import TreeView
+from hichunk.tokens import Tokenizer
 
 
 @dataclass

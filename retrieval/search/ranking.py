@@ -8,7 +8,7 @@ by row index, so the order is total and the same whatever the block sizes.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -36,7 +36,7 @@ class TreeView:
     texts: list[str]  # leaf_text per leaf position
 
     @classmethod
-    def build(cls, doc: str, tree: ChunkTree, tokenizer: Tokenizer | None = None) -> "TreeView":
+    def build(cls, doc: str, tree: ChunkTree, tokenizer: Tokenizer | None = None) -> TreeView:
         """Sizes come from the tree's own counts, or are recounted when ``tokenizer`` is another one."""
         nodes = tree.nodes
         leaf_ids = [n.id for n in nodes if n.kind == LEAF]

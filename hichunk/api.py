@@ -1,0 +1,71 @@
+"""The front door: chunk anything into a tree with one call.
+
+``hichunk.chunk`` accepts what a user has at hand (a path, a string of text, a
+loaded ``Document``), resolves models and embedders by name, and validates
+every option before any work starts.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from hichunk.chunkers import DEFAULT_METHOD, ChunkOptions
+from hichunk.document import Document, load_document, parse_document
+from hichunk.errors import HichunkError
+from hichunk.protocol import SplitPointModel
+from hichunk.retrieval.chunking import get_chunker
+from hichunk.retrieval.embedders import Embedder, load_embedder
+from hichunk.tree import ChunkTree
+
+_MAX_PATH = 4096
+
+
+def as_document(source: str | os.PathLike | Document, format: str | None = None) -> Document:
+    """A ``Document`` from a path, a string or a ``Document``.
+
+    A ``str`` is read as a path when it names an existing file (one line, no
+    longer than a path can be), otherwise as the document's text; wrap text in
+    ``parse_document`` yourself to be explicit. ``format`` overrides detection
+    (text default for strings; from the extension for files).
+    """
+    if isinstance(source, Document):
+        return source
+    if isinstance(source, os.PathLike):
+        return load_document(os.fspath(source), format)
+    if not isinstance(source, str):
+        raise HichunkError(f"cannot chunk a {type(source).__name__}: give a path, a string or a Document")
+    if len(source) <= _MAX_PATH and "\n" not in source and os.path.isfile(source):
+        return load_document(source, format)
+    return parse_document(source, format or "text", "<text>")
+
+
+def chunk(source: str | os.PathLike | Document, method: str = DEFAULT_METHOD, *,
+          format: str | None = None, model: str | SplitPointModel | None = None,
+          embedder: str | Embedder | None = None, **options: Any) -> ChunkTree:
+    """Chunk ``source`` into a tree.
+
+    ``method``: hichunk (the split-point model, default), structure, fixed,
+    recursive, cdc or semantic. ``model``: for hichunk, a registered name
+    (``encoder``, ``hichunk-gen``), an adapter folder, a Hugging Face directory
+    or hub id, or a model object. ``embedder``: for semantic, a name or an
+    embedder object. ``options``: ``ChunkOptions`` fields (``leaf_tokens``,
+    ``max_level``, ``merge_over_chunk``, ``hints``, ``tokenizer``).
+    """
+    try:
+        opts = ChunkOptions(**options)
+    except TypeError as exc:
+        raise HichunkError(f"unknown chunking option: {exc}") from None
+    extra: dict[str, Any] = {}
+    if model is not None:
+        if method != "hichunk":
+            raise HichunkError(f"a model only applies to the hichunk method, not {method}")
+        from hichunk.models.registry import load_model
+
+        extra["model"] = load_model(model) if isinstance(model, str) else model
+    if embedder is not None:
+        if method != "semantic":
+            raise HichunkError(f"an embedder only applies to the semantic method, not {method}")
+        extra["embedder"] = load_embedder(embedder) if isinstance(embedder, str) else embedder
+    chunker = get_chunker(method, opts, **extra)
+    return chunker.chunk(as_document(source, format))

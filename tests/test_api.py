@@ -1,0 +1,69 @@
+"""The front door: ``import hichunk`` gives chunk, Index, FillOptions, load_document."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from fakes import HashEmbedder
+
+import hichunk
+from hichunk.document import parse_document
+
+
+def test_chunk_takes_a_path_a_string_or_a_document(tmp_path, guide_md):
+    path = tmp_path / "guide.md"
+    path.write_text(guide_md)
+    from_path = hichunk.chunk(str(path), "structure", merge_over_chunk=False)
+    from_pathlike = hichunk.chunk(path, "structure", merge_over_chunk=False)
+    from_doc = hichunk.chunk(hichunk.load_document(str(path)), "structure", merge_over_chunk=False)
+    assert from_path == from_pathlike == from_doc
+    assert [t for t, _ in from_path.split_texts()][1].startswith("## Install")  # Markdown headings by extension
+    text_tree = hichunk.chunk(guide_md, "structure")  # a string is text (format text: no headings)
+    assert "".join(t for t, _ in text_tree.split_texts()) == guide_md
+    assert hichunk.chunk(guide_md, "structure", format="markdown") == hichunk.chunk(
+        parse_document(guide_md, "markdown", "<text>"), "structure")
+
+
+def test_default_method_is_the_model_and_merge_over_chunk_is_on(guide_md):
+    tree = hichunk.chunk(guide_md, format="markdown")
+    assert tree.meta["method"] == "hichunk"
+    assert hichunk.ChunkOptions().merge_over_chunk is True
+
+
+def test_options_are_checked_before_any_work():
+    with pytest.raises(hichunk.HichunkError, match="leaf size"):
+        hichunk.chunk("text", "fixed", leaf_tokens=2)
+    with pytest.raises(hichunk.HichunkError, match="unknown chunking option"):
+        hichunk.chunk("text", "fixed", leaf_size=20)
+    with pytest.raises(hichunk.HichunkError, match="max level"):
+        hichunk.chunk("text", "fixed", max_level=0)
+    with pytest.raises(hichunk.HichunkError, match="only applies to the hichunk method"):
+        hichunk.chunk("text", "fixed", model="encoder")
+    with pytest.raises(hichunk.HichunkError, match="cannot chunk a int"):
+        hichunk.chunk(42, "fixed")
+
+
+def test_semantic_takes_an_embedder_object():
+    text = "Tea is brewed hot. Green tea likes cooler water. Bread needs flour. Knead the dough well.\n" * 3
+    tree = hichunk.chunk(text, "semantic", embedder=HashEmbedder(), leaf_tokens=16)
+    assert tree.meta["embedder"] == HashEmbedder.id
+    assert "".join(tree.raw_text(n) for n in tree.leaves()) == text
+
+
+def test_every_public_name_resolves():
+    assert sorted(hichunk.__all__) == sorted(hichunk._EXPORTS)
+    for name in hichunk.__all__:
+        assert getattr(hichunk, name) is not None
+
+
+def test_tokenizer_by_name_and_unknown_attribute():
+    assert hichunk.ChunkOptions(tokenizer=None).tokenizer.count("hello world") > 0
+    with pytest.raises(AttributeError):
+        hichunk.no_such_thing  # noqa: B018
+
+
+def test_importing_the_tree_alone_loads_no_torch():
+    code = "import sys, hichunk, hichunk.tree, hichunk.document; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

@@ -1,0 +1,73 @@
+"""Heading levels hold over the whole document, whatever window a heading was predicted in."""
+
+from __future__ import annotations
+
+import re
+
+from engine_doubles import ScriptedModel
+
+from hichunk.engine import EngineSettings, infer_points
+from hichunk.engine.outline import consistent_levels, heading_style
+from hichunk.models.prompt import format_answer
+from hichunk.protocol import ChunkStart, LineLayout
+
+_DEPTH = re.compile(r"^(\d+(?:\.\d+)*)\s")
+
+
+def numbered_book(chapters: int = 6, sections: int = 3, subsections: int = 2, body: int = 4) -> list[str]:
+    """Lines of a numbered document: '1 Title', '1.1 Title', '1.1.1 Title', each followed by body lines."""
+    lines = []
+    for c in range(1, chapters + 1):
+        lines += [f"{c} Chapter title {c}"] + [f"body{c}w{k}" for k in range(body)]
+        for s in range(1, sections + 1):
+            lines += [f"{c}.{s} Section title {c} {s}"] + [f"body{c}s{s}w{k}" for k in range(body)]
+            for t in range(1, subsections + 1):
+                lines += [f"{c}.{s}.{t} Sub title {c} {s} {t}"] + [f"body{c}s{s}t{t}w{k}" for k in range(body)]
+    return lines
+
+
+def window_relative(window) -> str:
+    """A model that judges depth from its window alone: the shallowest number it sees is level 1."""
+    depths = {i: len(m.group(1).split(".")) for i, t in enumerate(window.lines) if (m := _DEPTH.match(t))}
+    top = min(depths.values(), default=1)
+    return format_answer(ChunkStart(i, d - top + 1, True) for i, d in depths.items())
+
+
+def test_windows_that_start_mid_section_get_document_levels():
+    texts = numbered_book()
+    true = {i: len(m.group(1).split(".")) for i, t in enumerate(texts) if (m := _DEPTH.match(t))}
+    small = 60  # tokens: windows of a handful of lines, most starting inside a chapter
+    local = infer_points(texts, ScriptedModel(window_relative, window_tokens=small, overhead=0),
+                         EngineSettings(document_levels=False, recurrent=1))
+    assert any(local.points[u][0] != lv for u, lv in true.items())  # the windowed model alone is inconsistent
+    fixed = infer_points(texts, ScriptedModel(window_relative, window_tokens=small, overhead=0), EngineSettings(recurrent=1))
+    assert {u: lv for u, (lv, _) in fixed.points.items()} == true
+
+
+def test_majority_per_style_and_untitled_or_plain_starts_untouched():
+    texts = ["2.1 Alpha", "2.2 Beta", "2.3 Gamma", "Plain heading", "body text here"]
+    points = {0: (2, True), 1: (3, True), 2: (2, True), 3: (4, True), 4: (1, False)}
+    out = consistent_levels(points, texts)
+    assert out == {0: (2, True), 1: (2, True), 2: (2, True), 3: (4, True), 4: (1, False)}
+
+
+def test_outline_depth_nests_and_fonts_order():
+    texts = ["1 Intro", "1.1 Scope", "1.1.1 Detail", "2 Next", "2.1 More"]
+    points = {0: (1, True), 1: (3, True), 2: (3, True), 3: (1, True), 4: (3, True)}
+    assert [lv for lv, _ in consistent_levels(points, texts).values()] == [1, 2, 3, 1, 2]
+    big, mid = LineLayout(size=1.6, bold=True), LineLayout(size=1.3, bold=True)
+    texts = ["Getting started", "Installing", "Usage", "Overview"]
+    layouts = [big, mid, mid, big]
+    points = {0: (2, True), 1: (1, True), 2: (1, True), 3: (2, True)}  # the model put the smaller font above
+    levels = [lv for lv, _ in consistent_levels(points, texts, layouts).values()]
+    assert levels[0] == levels[3] <= levels[1] == levels[2]
+
+
+def test_styles():
+    assert heading_style("3.2.1 Title") .depth == 3 and heading_style("3.2.1 Title").numbering == "outline"
+    assert heading_style("A.2 Appendix part").depth == 2
+    assert heading_style("第2章 总论").numbering == "zh-章" and heading_style("第三节 方法").numbering == "zh-节"
+    assert heading_style("Chapter 4. Data").numbering == "word-chapter"
+    assert heading_style("一、总体要求").numbering == "zh-enum" and heading_style("（一）范围").numbering == "zh-paren"
+    assert heading_style("INTRODUCTION").caps and not heading_style("Plain words").informative
+    assert heading_style("Title", LineLayout(underline="=")).underline == "="
