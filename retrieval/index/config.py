@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from hichunk.chunkers import DEFAULT_METHOD, ChunkOptions, check_method
 from hichunk.chunkers.base import check_chunk_settings
 from hichunk.retrieval.embedders import DEFAULT_EMBEDDER, check_embedder_name
-from hichunk.tokens import DEFAULT_TOKENIZER, load_tokenizer
+from hichunk.tokens import DEFAULT_TOKENIZER
 
 
 @dataclass(frozen=True)
@@ -35,4 +35,4 @@ class IndexConfig:
 
     def chunk_options(self) -> ChunkOptions:
         return ChunkOptions(leaf_tokens=self.leaf_tokens, max_level=self.max_level, merge_over_chunk=self.merge_over_chunk,
-                            hints=self.hints, tokenizer=load_tokenizer(self.tokenizer or None))
+                            hints=self.hints, tokenizer=self.tokenizer)
