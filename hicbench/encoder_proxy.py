@@ -101,14 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cjk-only", action="store_true", help="Chinese documents, leaves and queries only")
     args = parser.parse_args(argv)
 
-    from hichunk.retrieval.embedders import CachedEmbedder, EmbeddingCache, load_embedder
+    from hichunk.kvcache import KVCache
+    from hichunk.retrieval.embedders import CachedEmbedder, load_embedder
 
     results = {}
     settings = {"on": (True,), "off": (False,), "both": (True, False)}[args.breadcrumb]
     for breadcrumb in settings:
         inputs, cases = build_cases(args.corpus, args.split, args.docs, breadcrumb, args.cjk_only)
         for name in args.encoders.split(","):
-            embedder = CachedEmbedder(load_embedder(name), EmbeddingCache(args.cache))
+            embedder = CachedEmbedder(load_embedder(name), KVCache(args.cache, "embedding cache"))
             ranks, speed = evaluate(embedder, inputs, cases)
             results[(name, breadcrumb)] = ranks
             for lang in ("en", "zh", "zh-cjk", "all"):

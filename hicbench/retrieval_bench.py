@@ -74,7 +74,7 @@ def _replicate(source, out: str, size: int, seed: int):
             items.append((f"{name}#{copy}", trees[name], v))
             total += len(v)
         copy += 1
-    index.add_embedded(items)
+    index.add_trees(items)
     return index
 
 

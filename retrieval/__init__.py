@@ -2,8 +2,8 @@
 
     from hichunk.retrieval import Index, IndexConfig, FillOptions
 
-    index = Index.create("./idx", IndexConfig())          # or Index.open("./idx")
-    index.add_paths(["docs/"])
+    index = Index.create("./idx", IndexConfig())          # or Index.open("./idx"), or Index.memory(IndexConfig())
+    index.add_paths(["docs/"])                            # or index.add_trees([(doc_id, tree), ...])
     result = index.search("how do I ...?", FillOptions(budget=4096))
     print(result.context)
     for p in result.passages:

@@ -143,7 +143,7 @@ def test_llm_section_question_validates_evidence_numbers(server):
 
 
 def test_rag_runner_answers_and_judges_through_the_endpoint(server, tmp_path, tokenizer):
-    from bench_support import LexicalBackend
+    from fakes import HashEmbedder
 
     from hichunk.bench.data.hicbench_format import load_dataset, write_dataset
     from hichunk.bench.runners.methods import parse_methods
@@ -165,7 +165,7 @@ def test_rag_runner_answers_and_judges_through_the_endpoint(server, tmp_path, to
                    {"input": "delta?", "_id": "d", "evidences": ["Delta epsilon."]}])
     ds = load_dataset(str(tmp_path / "b"))
     settings = RagSettings(budgets=[50, 100], endpoint=Endpoint(url, "m"), answer_budget=100, progress=False)
-    run = run_rag(ds, parse_methods("structure,fixed:32"), LexicalBackend(tokenizer), tokenizer, settings)
+    run = run_rag(ds, parse_methods("structure,fixed:32"), HashEmbedder(), tokenizer, settings)
     first = run.items["structure"][0]
     assert first.answer == "alpha beta" and first.fact_cov == 0.5 and first.n_facts == 2
     assert first.rouge_l == pytest.approx(2 * 1.0 * (2 / 3) / (1.0 + 2 / 3 + 1e-8))
@@ -176,5 +176,5 @@ def test_rag_runner_answers_and_judges_through_the_endpoint(server, tmp_path, to
     text = open(rag_report(ds, run, settings, str(tmp_path / "o"))[0], encoding="utf-8").read()
     assert "## Answer quality at 100 tokens" in text and "| structure | 1 |" in text
     with pytest.raises(HichunkError, match="answer budget"):
-        run_rag(ds, parse_methods("structure"), LexicalBackend(tokenizer), tokenizer,
+        run_rag(ds, parse_methods("structure"), HashEmbedder(), tokenizer,
                 RagSettings(budgets=[50], endpoint=Endpoint(url, "m"), answer_budget=100))

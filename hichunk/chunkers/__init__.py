@@ -22,12 +22,17 @@ METHODS: dict[str, str] = {
 }
 
 
+def check_method(method: str) -> str:
+    """``method`` when it names a chunker (see ``METHODS``), else HichunkError; imports nothing."""
+    if method not in METHODS:
+        raise HichunkError(f"unknown chunking method {method!r} (choose from {', '.join(METHODS)})")
+    return method
+
+
 def get_chunker(method: str, options: ChunkOptions | None = None, **extra) -> Chunker:
     """The chunker for a method name (see ``METHODS``); ``extra`` goes to chunkers that take more
     (``hichunk``: model, engine settings, prediction cache, trace callback, progress)."""
-    if method not in METHODS:
-        raise HichunkError(f"unknown chunking method {method!r} (choose from {', '.join(METHODS)})")
-    module, cls = METHODS[method].split(":")
+    module, cls = METHODS[check_method(method)].split(":")
     return getattr(importlib.import_module(module), cls)(options or ChunkOptions(), **extra)
 
 
@@ -36,4 +41,4 @@ def chunk_document(doc: Document, method: str = DEFAULT_METHOD, options: ChunkOp
     return get_chunker(method, options, **extra).chunk(doc)
 
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "ChunkOptions", "Chunker", "chunk_document", "get_chunker"]
+__all__ = ["DEFAULT_METHOD", "METHODS", "ChunkOptions", "Chunker", "check_method", "chunk_document", "get_chunker"]

@@ -30,12 +30,18 @@ class ChunkOptions:
     def __post_init__(self) -> None:
         if self.tokenizer is None or isinstance(self.tokenizer, str):
             self.tokenizer = load_tokenizer(self.tokenizer or None)
-        if self.leaf_tokens < MIN_LEAF_TOKENS:
-            raise HichunkError(f"leaf size must be at least {MIN_LEAF_TOKENS} tokens (got {self.leaf_tokens})")
-        if not 1 <= self.max_level <= 10:
-            raise HichunkError(f"max level must be between 1 and 10 (got {self.max_level})")
-        if self.hints not in ("use", "ignore"):
-            raise HichunkError(f"hints must be 'use' or 'ignore' (got {self.hints!r})")
+        check_chunk_settings(self.leaf_tokens, self.max_level, self.hints)
+
+
+def check_chunk_settings(leaf_tokens: int, max_level: int, hints: str) -> None:
+    """HichunkError for settings no chunker can honour; shared by ChunkOptions and the index config,
+    so a bad value fails where it is set, not deep inside a later run."""
+    if leaf_tokens < MIN_LEAF_TOKENS:
+        raise HichunkError(f"leaf size must be at least {MIN_LEAF_TOKENS} tokens (got {leaf_tokens})")
+    if not 1 <= max_level <= 10:
+        raise HichunkError(f"max level must be between 1 and 10 (got {max_level})")
+    if hints not in ("use", "ignore"):
+        raise HichunkError(f"hints must be 'use' or 'ignore' (got {hints!r})")
 
 
 class Chunker(Protocol):

@@ -149,7 +149,8 @@ def _budgets(text: str) -> list[int]:
 def run_rag_cli(args: argparse.Namespace) -> int:
     from hichunk.bench.data.hicbench_format import load_dataset
     from hichunk.bench.runners.methods import parse_methods
-    from hichunk.bench.runners.rag import RagSettings, default_backend, rag_report, run_rag
+    from hichunk.bench.runners.rag import RagSettings, rag_report, run_rag
+    from hichunk.retrieval.embedders import load_embedder
     from hichunk.tokens import load_tokenizer
 
     specs = parse_methods(args.methods, args.leaf_tokens)
@@ -163,10 +164,9 @@ def run_rag_cli(args: argparse.Namespace) -> int:
                            glue_context=args.evidence_match == "glued", on_error=args.on_error,
                            baseline=args.baseline or specs[0].label, endpoint=endpoint,
                            answer_budget=args.answer_budget or budgets[-1], judge_samples=args.judge_samples,
-                           progress=_progress(args), cache=_cache(args))
-    embeddings = os.path.join(args.reuse_trees, "embeddings.sqlite") if args.reuse_trees else None
-    backend = default_backend(tokenizer, args.embedder, embeddings)
-    results = run_rag(dataset, specs, backend, tokenizer, settings)
+                           progress=_progress(args), cache=_cache(args),
+                           embeddings=os.path.join(args.reuse_trees, "embeddings.sqlite") if args.reuse_trees else None)
+    results = run_rag(dataset, specs, load_embedder(args.embedder), tokenizer, settings)
     _say(rag_report(dataset, results, settings, args.out, getattr(args, "argv", None)))
     return 0
 

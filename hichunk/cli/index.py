@@ -124,7 +124,7 @@ def run_info(args: argparse.Namespace) -> int:
 
     index = Index.open(args.index)
     info = {"index": args.index, "documents": len(index), "leaves": index.n_leaves, "config": asdict(index.config),
-            "embedder_id": index.manifest.get("embedder_id"), "segments": len(index.manifest["segments"])}
+            "embedder_id": index.store.embedder_id, "segments": len(index.store.manifest["segments"])}
     if args.docs:
         info["docs"] = {k: {"source": v["source"], "leaves": v["leaves"]} for k, v in sorted(index.docs.items())}
     print(json.dumps(info, ensure_ascii=False, indent=1))

@@ -115,7 +115,7 @@ class _Outcome:
 
 def _predict(model: SplitPointModel, window: Window, cache: PredictionCache | None) -> _Outcome:
     """The model's answer for one window, from the cache when it was seen before."""
-    key = window_key(model.name, window) if cache is not None else None
+    key = window_key(model.name, window) if cache is not None and cache.enabled else None
     if key is not None:
         hit = cache.get(key)
         if hit is not None:

@@ -1,5 +1,13 @@
-"""The persistent index: chunk trees, leaf vectors and metadata in one directory."""
+"""The index: chunk trees, leaf vectors and metadata, in a crash-safe directory or in memory.
 
-from hichunk.retrieval.index.store import DEFAULT_METHOD, DocReport, Index, IndexConfig, UpdateReport, doc_id_for
+``index.Index`` is the facade; ``config`` holds its settings, ``ingest`` turns
+documents and trees into leaf vectors, ``disk`` and ``memory`` keep the
+committed state (``store`` is their shared contract), ``reports`` says what a
+write did.
+"""
+
+from hichunk.retrieval.index.config import DEFAULT_METHOD, IndexConfig
+from hichunk.retrieval.index.index import Index, doc_id_for
+from hichunk.retrieval.index.reports import DocReport, UpdateReport
 
 __all__ = ["DEFAULT_METHOD", "DocReport", "Index", "IndexConfig", "UpdateReport", "doc_id_for"]

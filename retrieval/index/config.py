@@ -1,0 +1,38 @@
+"""How documents become leaves and vectors in an index: fixed for the life of the index, checked when made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from hichunk.chunkers import DEFAULT_METHOD, ChunkOptions, check_method
+from hichunk.chunkers.base import check_chunk_settings
+from hichunk.retrieval.embedders import DEFAULT_EMBEDDER, check_embedder_name
+from hichunk.tokens import DEFAULT_TOKENIZER
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """Chunking and embedding settings. Every value is checked here, so a bad one never reaches a manifest."""
+
+    embedder: str = ""  # "" = the offline default
+    breadcrumb: bool = True
+    method: str = DEFAULT_METHOD
+    leaf_tokens: int = 200
+    max_level: int = 10
+    merge_over_chunk: bool = True
+    hints: str = "use"
+    tokenizer: str = ""  # "" = the offline default
+
+    def __post_init__(self) -> None:
+        check_chunk_settings(self.leaf_tokens, self.max_level, self.hints)
+        check_method(self.method)
+        if self.embedder:
+            check_embedder_name(self.embedder)
+
+    def with_defaults(self) -> IndexConfig:
+        """The same settings with the default embedder and tokenizer named, as an index records them."""
+        return replace(self, embedder=self.embedder or DEFAULT_EMBEDDER, tokenizer=self.tokenizer or DEFAULT_TOKENIZER)
+
+    def chunk_options(self) -> ChunkOptions:
+        return ChunkOptions(leaf_tokens=self.leaf_tokens, max_level=self.max_level, merge_over_chunk=self.merge_over_chunk,
+                            hints=self.hints, tokenizer=self.tokenizer)

@@ -1,0 +1,200 @@
+"""The index users see: add, update and remove documents or trees, search with Auto-Merge.
+
+    index = Index.create("./idx", IndexConfig())   # a crash-safe directory (or Index.open("./idx"))
+    index = Index.memory(IndexConfig())            # the same index in memory: nothing written to disk
+    index.add_paths(["docs/"])                     # chunk, embed (through the cache) and commit
+    index.add_trees([("doc-1", tree)])             # trees you already have; their leaves are embedded
+    result = index.search("how do I ...?", FillOptions(budget=4096))
+
+Where the state lives is the store's business (``disk.DirectoryStore``,
+``memory.MemoryStore``); how documents become leaf vectors is ingestion's
+(``ingest.Ingestor``). Both kinds of index behave the same for add, update,
+remove and search.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+
+from hichunk.errors import HichunkError
+from hichunk.kvcache import MEMORY, KVCache
+from hichunk.retrieval.embedders import CachedEmbedder, Embedder, load_embedder
+from hichunk.retrieval.index.config import IndexConfig
+from hichunk.retrieval.index.disk import DirectoryStore
+from hichunk.retrieval.index.ingest import DOCS_PER_GROUP, DocumentSource, Ingestor, TreeItem
+from hichunk.retrieval.index.memory import MemoryStore
+from hichunk.retrieval.index.reports import DocReport, UpdateReport
+from hichunk.retrieval.index.store import Pool, Staged, Store, gather_pool
+from hichunk.retrieval.search import FillOptions, SearchResult, TreeView, search_index
+from hichunk.tokens import Tokenizer
+from hichunk.tree.model import ChunkTree
+
+MAX_VIEWS = 4096  # search views kept per index (least recently used go first)
+
+
+def doc_id_for(path: str) -> str:
+    """A document's id: its path relative to the working directory (absolute when outside it)."""
+    rel = os.path.relpath(os.path.abspath(path))
+    return os.path.normpath(rel if not rel.startswith("..") else os.path.abspath(path))
+
+
+class Index:
+    """Make one with ``Index.create(path, config)``, ``Index.open(path)`` or ``Index.memory(config)``.
+
+    ``embedder`` (any ``Embedder``) replaces the one the config names, e.g. a
+    model already loaded; the index records its id and refuses another later.
+    """
+
+    def __init__(self, store: Store, embedder: Embedder | None = None):
+        self.store = store
+        self._base_embedder = embedder
+        self._embedder: CachedEmbedder | None = None
+        self._views: OrderedDict[tuple[str, str], TreeView] = OrderedDict()
+        self._pool: Pool | None = None
+        self._generation = store.generation
+
+    @classmethod
+    def create(cls, path: str, config: IndexConfig | None = None, exist_ok: bool = True,
+               embedder: Embedder | None = None) -> Index:
+        """A new empty index directory at ``path`` (or the existing one, which must have the same config)."""
+        return cls(DirectoryStore.create(path, (config or IndexConfig()).with_defaults(), exist_ok), embedder)
+
+    @classmethod
+    def open(cls, path: str, embedder: Embedder | None = None) -> Index:
+        return cls(DirectoryStore.open(path), embedder)
+
+    @classmethod
+    def memory(cls, config: IndexConfig | None = None, embedder: Embedder | None = None,
+               cache: str | None = None) -> Index:
+        """An index in memory; ``cache`` is an embedding cache file to share across runs (default: in memory)."""
+        return cls(MemoryStore((config or IndexConfig()).with_defaults(), cache or MEMORY), embedder)
+
+    # -- facts -------------------------------------------------------------------------
+    @property
+    def config(self) -> IndexConfig:
+        return self.store.config
+
+    @property
+    def docs(self) -> dict[str, dict]:
+        return self.store.docs
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    @property
+    def n_leaves(self) -> int:
+        return sum(d["leaves"] for d in self.docs.values())
+
+    def tree(self, doc: str) -> ChunkTree:
+        if doc not in self.docs:
+            raise HichunkError(f"no document {doc!r} in the index")
+        return self.store.tree(doc)
+
+    def view(self, doc: str, tokenizer: Tokenizer | None = None) -> TreeView:
+        """The search view of a document's tree (cached), sizes in ``tokenizer`` (default: the tree's)."""
+        self._follow_store()
+        key = (doc, getattr(tokenizer, "name", ""))
+        view = self._views.get(key)
+        if view is None:
+            view = self._views[key] = TreeView.build(doc, self.tree(doc), tokenizer)
+            if len(self._views) > MAX_VIEWS:
+                self._views.popitem(last=False)
+        else:
+            self._views.move_to_end(key)
+        return view
+
+    def pool(self) -> Pool:
+        """(vectors, row -> document slot, row -> node id, document ids) of every live leaf, built once per commit."""
+        self._follow_store()
+        if self._pool is None:
+            self._pool = gather_pool(self.store)
+        return self._pool
+
+    def _follow_store(self) -> None:
+        """Drop views and the pool when the committed state changed (a commit here or by another process)."""
+        if self._generation != self.store.generation:
+            self._views.clear()
+            self._pool = None
+            self._generation = self.store.generation
+
+    @property
+    def embedder(self) -> CachedEmbedder:
+        """The index's embedder behind its embedding cache, loaded on first use."""
+        if self._embedder is None:
+            base = self._base_embedder or load_embedder(self.config.embedder or None)
+            recorded = self.store.embedder_id
+            if recorded and recorded != base.id:
+                raise HichunkError(f"the index was built with embedder {recorded!r} but {base.id!r} is in use; "
+                                   "rebuild the index")
+            self._embedder = CachedEmbedder(base, KVCache(self.store.cache_path, "embedding cache"))
+        return self._embedder
+
+    def close(self) -> None:
+        """Release the embedding cache file (the index can be used again; it reopens it)."""
+        if self._embedder is not None:
+            self._embedder.cache.close()
+            self._embedder = None
+
+    # -- writing -----------------------------------------------------------------------
+    def add(self, documents: Iterable[DocumentSource], progress: bool = False,
+            group_size: int = DOCS_PER_GROUP) -> UpdateReport:
+        """Add or update documents given as ``(doc id, loader)``; one commit at the end.
+
+        A document whose source bytes are unchanged is skipped. For updated
+        documents the report gives R, the recompute ratio of REFERENCE.md §6.
+        """
+        items = list(documents)
+        return self._write(lambda ingest: ingest.documents(items, progress, group_size))
+
+    def add_paths(self, paths: Iterable[str], progress: bool = False, group_size: int = DOCS_PER_GROUP) -> UpdateReport:
+        """Add or update the documents at ``paths`` (files, or directories walked for known types)."""
+        from hichunk.document import load_document
+        from hichunk.document.inputs import collect_inputs
+
+        found = collect_inputs(list(paths))
+        return self.add([(doc_id_for(p), (lambda p=p: load_document(p))) for p in found], progress, group_size)
+
+    def add_trees(self, items: Iterable[TreeItem], progress: bool = False) -> UpdateReport:
+        """Add or replace documents by chunk trees you already have; one commit.
+
+        Each item is ``(doc id, tree)``, whose leaves are embedded through the
+        index's embedder and cache like any document's, or ``(doc id, tree,
+        vectors)`` with one L2-normalised row per leaf in leaf order, made by
+        your own encoder (vectors must come from the index's embedder model to
+        be comparable with its queries).
+        """
+        return self._write(lambda ingest: ingest.trees(items, progress))
+
+    def remove(self, doc_ids: Iterable[str]) -> UpdateReport:
+        report = UpdateReport()
+        with self.store.writing():
+            gone = set()
+            for doc_id in doc_ids:
+                if doc_id not in self.docs:
+                    raise HichunkError(f"no document {doc_id!r} in the index")
+                gone.add(doc_id)
+                report.docs.append(DocReport(doc_id, "removed", self.docs[doc_id]["leaves"]))
+            if gone:
+                self.store.commit([], gone, None)
+        return report
+
+    def _write(self, stage: Callable[[Ingestor], list[Staged]]) -> UpdateReport:
+        """Stage under the writer lock against the latest committed state, then commit once."""
+        started = time.perf_counter()
+        report = UpdateReport()
+        with self.store.writing():
+            staged = stage(Ingestor(self.store, self.embedder, report))
+            if staged:
+                self.store.commit(staged, set(), self.embedder.id)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # -- searching ---------------------------------------------------------------------
+    def search(self, query: str, options: FillOptions | None = None, tokenizer: Tokenizer | None = None,
+               docs: list[str] | None = None) -> SearchResult:
+        """Rank the pool's leaves for ``query`` and fill the budget (Auto-Merge on by default);
+        ``docs`` limits the pool to those documents."""
+        return search_index(self, query, options, tokenizer, docs)

@@ -1,0 +1,135 @@
+"""Ingestion: documents, or chunk trees a user already has, become staged entries for one commit.
+
+Documents are loaded and chunked with the index's method
+(``hichunk.retrieval.chunking.get_chunker``) a group at a time. Every tree's
+leaves become encoder inputs (``hichunk.retrieval.inputs``) and are embedded
+through the index's cached embedder in one length-sorted pass per group, so an
+unchanged leaf is never encoded twice. A document whose source bytes did not
+change is skipped; an updated one gets its recompute ratio R against the
+version it replaces.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from hichunk.document.model import Document
+from hichunk.errors import HichunkError
+from hichunk.hashing import text_sha256
+from hichunk.retrieval.chunking import get_chunker
+from hichunk.retrieval.embedders import CachedEmbedder
+from hichunk.retrieval.embedders.base import Progress
+from hichunk.retrieval.index.reports import DocReport, UpdateReport
+from hichunk.retrieval.index.store import Staged, Store
+from hichunk.retrieval.inputs import encoder_inputs, recompute
+from hichunk.tokens import load_tokenizer
+from hichunk.tree.model import LEAF, ChunkTree
+
+log = logging.getLogger(__name__)
+
+DOCS_PER_GROUP = 32  # documents chunked and encoded together (one length-sorted encoding pass)
+
+DocumentSource = tuple[str, Callable[[], Document]]  # (doc id, loader)
+TreeItem = tuple  # (doc id, tree) or (doc id, tree, leaf vectors in leaf order)
+
+
+@dataclass
+class _Version:
+    """A new version of one document, waiting for its leaf vectors."""
+
+    doc: str
+    tree: ChunkTree
+    source: str
+    sha256: str
+    vectors: np.ndarray | None  # given by the caller; None: embed the leaves
+
+
+class Ingestor:
+    """Stages new versions against a store's committed state, recording what it did in ``report``."""
+
+    def __init__(self, store: Store, embedder: CachedEmbedder, report: UpdateReport):
+        self.store, self.embedder, self.report = store, embedder, report
+        self.config = store.config
+
+    def documents(self, items: Sequence[DocumentSource], progress: bool = False,
+                  group_size: int = DOCS_PER_GROUP) -> list[Staged]:
+        """Load, chunk and embed ``items``; unchanged and failed documents are reported, not staged."""
+        chunker = get_chunker(self.config.method, self.config.chunk_options())
+        staged: list[Staged] = []
+        with tqdm(total=len(items), desc="indexing", unit="doc", disable=not progress, file=sys.stderr) as bar:
+            for start in range(0, len(items), group_size):
+                group = []
+                for doc_id, loader in items[start : start + group_size]:
+                    try:
+                        doc = loader()
+                        sha = text_sha256(doc.text)
+                        old = self.store.docs.get(doc_id)
+                        if old is not None and old["sha256"] == sha:
+                            self.report.docs.append(DocReport(doc_id, "unchanged", old["leaves"], recompute_ratio=0.0))
+                            continue
+                        group.append(_Version(doc_id, chunker.chunk(doc), doc.name, sha, None))
+                    except HichunkError as exc:
+                        self.report.docs.append(DocReport(doc_id, "failed", error=str(exc)))
+                        log.error("%s: %s", doc_id, exc)
+                bar.update(len(items[start : start + group_size]))
+                staged += self._stage(group)
+        return staged
+
+    def trees(self, items: Iterable[TreeItem], progress: bool = False) -> list[Staged]:
+        """Stage finished trees, embedding the leaves of those given without vectors (in one pass)."""
+        versions = []
+        for doc_id, tree, *given in items:
+            vectors = np.asarray(given[0], dtype=np.float32) if given else None
+            if vectors is not None and (vectors.ndim != 2 or vectors.shape != (len(tree.leaves()), self.embedder.dim)):
+                raise HichunkError(f"{doc_id}: vectors of shape {vectors.shape} for {len(tree.leaves())} leaves "
+                                   f"(the index's embedder gives {self.embedder.dim} dimensions)")
+            versions.append(_Version(doc_id, tree, tree.name, text_sha256(tree.text), vectors))
+        to_embed = sum(len(v.tree.leaves()) for v in versions if v.vectors is None)
+        with tqdm(total=to_embed, desc="embedding leaves", unit="leaf", disable=not progress, file=sys.stderr) as bar:
+            return self._stage(versions, bar.update)
+
+    def _stage(self, versions: list[_Version], progress: Progress | None = None) -> list[Staged]:
+        inputs = [encoder_inputs(v.tree, self.config.breadcrumb) for v in versions]
+        vectors, missed = self._embed([t for v, texts in zip(versions, inputs) if v.vectors is None for t in texts],
+                                      progress)
+        staged = []
+        row = 0
+        for v, texts in zip(versions, inputs):
+            n = len(texts)
+            entry = DocReport(v.doc, "updated" if v.doc in self.store.docs else "added", n)
+            if v.vectors is None:
+                v.vectors, entry.encoded = vectors[row : row + n], int(missed[row : row + n].sum())
+                row += n
+            if entry.status == "updated":
+                self._measure_update(entry, texts)
+            self.report.docs.append(entry)
+            nodes = np.fromiter((node.id for node in v.tree.nodes if node.kind == LEAF), dtype=np.int32, count=n)
+            staged.append(Staged(v.doc, v.tree, v.vectors, nodes, v.source, v.sha256))
+            self.report.leaves += n
+        return staged
+
+    def _embed(self, texts: list[str], progress: Progress | None) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors of ``texts`` and which of them missed the cache; counts go to the report."""
+        if not texts:
+            return np.zeros((0, self.embedder.dim), np.float32), np.zeros(0, bool)
+        e = self.embedder
+        hits, encoded, seconds = e.hits, e.encoded, e.encode_seconds
+        vectors = e.embed_passages(texts, progress)
+        self.report.cache_hits += e.hits - hits
+        self.report.encoded += e.encoded - encoded
+        self.report.encode_seconds += e.encode_seconds - seconds
+        return vectors, e.last_missed
+
+    def _measure_update(self, entry: DocReport, inputs: list[str]) -> None:
+        """R of the new inputs against those of the committed version (REFERENCE.md §6)."""
+        previous = encoder_inputs(self.store.tree(entry.doc), self.config.breadcrumb)
+        r = recompute(previous, inputs, load_tokenizer(self.config.tokenizer or None))
+        entry.recompute_ratio = r.ratio
+        self.report.new_input_tokens += r.unique_tokens
+        self.report.missing_input_tokens += r.recomputed_tokens
