@@ -13,7 +13,7 @@ from hichunk.document.inputs import collect_inputs
 from hichunk.errors import HichunkError
 
 log = logging.getLogger("hichunk")
-FORMATS = ("tree", "splits", "json", "markdown")
+FORMATS = ("tree", "splits", "json", "markdown", "html")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Directories are walked for known document types.",
         epilog="formats: tree = readable outline; splits = the reference repository's result format "
         '{"FILE": {"splits": [[text, level], ...]}}; json = one tree per line (JSON Lines, loads back '
-        "with hichunk.tree.from_dict); markdown = the text with the tree written as headings.\n"
+        "with hichunk.tree.from_dict); markdown = the text with the tree written as headings; html = one "
+        "self-contained page with every tree as collapsible sections (no network needed to view it).\n"
         "exit codes: 0 all documents chunked, 1 some failed (others written), 2 usage error or none chunked.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -111,6 +112,10 @@ def _write(results: list[tuple[str, object]], args: argparse.Namespace) -> None:
         elif args.format == "json":
             for _, tree in results:
                 out.write(json.dumps(to_dict(tree), ensure_ascii=False) + "\n")
+        elif args.format == "html":
+            from hichunk.htmlview import tree_page
+
+            out.write(tree_page([tree for _, tree in results]))
         elif args.format == "markdown":
             for i, (path, tree) in enumerate(results):
                 if len(results) > 1:

@@ -15,6 +15,7 @@ remove and search.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -46,6 +47,13 @@ class Index:
 
     ``embedder`` (any ``Embedder``) replaces the one the config names, e.g. a
     model already loaded; the index records its id and refuses another later.
+
+    Searches may run in many threads at once (one loaded index serving
+    concurrent queries): the shared caches (tree views, the leaf pool, the
+    embedder) are filled under a lock and read-only once built, and query
+    encoding is serialised, since embedders make no promise about threads.
+    A write must not overlap searches; the HTTP service orders them with a
+    readers-writer lock.
     """
 
     def __init__(self, store: Store, embedder: Embedder | None = None):
@@ -55,6 +63,8 @@ class Index:
         self._views: OrderedDict[tuple[str, str], TreeView] = OrderedDict()
         self._pool: Pool | None = None
         self._generation = store.generation
+        self._lock = threading.RLock()  # the caches above
+        self._encode_lock = threading.Lock()  # query encoding
 
     @classmethod
     def create(cls, path: str, config: IndexConfig | None = None, exist_ok: bool = True,
@@ -95,23 +105,25 @@ class Index:
 
     def view(self, doc: str, tokenizer: Tokenizer | None = None) -> TreeView:
         """The search view of a document's tree (cached), sizes in ``tokenizer`` (default: the tree's)."""
-        self._follow_store()
-        key = (doc, getattr(tokenizer, "name", ""))
-        view = self._views.get(key)
-        if view is None:
-            view = self._views[key] = TreeView.build(doc, self.tree(doc), tokenizer)
-            if len(self._views) > MAX_VIEWS:
-                self._views.popitem(last=False)
-        else:
-            self._views.move_to_end(key)
-        return view
+        with self._lock:
+            self._follow_store()
+            key = (doc, getattr(tokenizer, "name", ""))
+            view = self._views.get(key)
+            if view is None:
+                view = self._views[key] = TreeView.build(doc, self.tree(doc), tokenizer)
+                if len(self._views) > MAX_VIEWS:
+                    self._views.popitem(last=False)
+            else:
+                self._views.move_to_end(key)
+            return view
 
     def pool(self) -> Pool:
         """(vectors, row -> document slot, row -> node id, document ids) of every live leaf, built once per commit."""
-        self._follow_store()
-        if self._pool is None:
-            self._pool = gather_pool(self.store)
-        return self._pool
+        with self._lock:
+            self._follow_store()
+            if self._pool is None:
+                self._pool = gather_pool(self.store)
+            return self._pool
 
     def _follow_store(self) -> None:
         """Drop views and the pool when the committed state changed (a commit here or by another process)."""
@@ -123,20 +135,28 @@ class Index:
     @property
     def embedder(self) -> CachedEmbedder:
         """The index's embedder behind its embedding cache, loaded on first use."""
-        if self._embedder is None:
-            base = self._base_embedder or load_embedder(self.config.embedder or None)
-            recorded = self.store.embedder_id
-            if recorded and recorded != base.id:
-                raise HichunkError(f"the index was built with embedder {recorded!r} but {base.id!r} is in use; "
-                                   "rebuild the index")
-            self._embedder = CachedEmbedder(base, KVCache(self.store.cache_path, "embedding cache"))
-        return self._embedder
+        with self._lock:
+            if self._embedder is None:
+                base = self._base_embedder or load_embedder(self.config.embedder or None)
+                recorded = self.store.embedder_id
+                if recorded and recorded != base.id:
+                    raise HichunkError(f"the index was built with embedder {recorded!r} but {base.id!r} is in use; "
+                                       "rebuild the index")
+                self._embedder = CachedEmbedder(base, KVCache(self.store.cache_path, "embedding cache"))
+            return self._embedder
+
+    def embed_query(self, query: str):
+        """The query's vector (one caller at a time: embedders make no promise about threads)."""
+        embedder = self.embedder
+        with self._encode_lock:
+            return embedder.embed_queries([query])[0]
 
     def close(self) -> None:
         """Release the embedding cache file (the index can be used again; it reopens it)."""
-        if self._embedder is not None:
-            self._embedder.cache.close()
-            self._embedder = None
+        with self._lock:
+            if self._embedder is not None:
+                self._embedder.cache.close()
+                self._embedder = None
 
     # -- writing -----------------------------------------------------------------------
     def add(self, documents: Iterable[DocumentSource], progress: bool = False,
