@@ -250,18 +250,18 @@ class Service:
 
     def chunk(self, text: str, settings: ChunkSettings) -> dict:
         """The tree JSON of ``hichunk chunk --format json`` (text without a format is plain text)."""
-        from hichunk.chunkers import ChunkOptions
+        from hichunk.api import make_chunker
         from hichunk.document import parse_document
-        from hichunk.retrieval.chunking import get_chunker
         from hichunk.tree import to_dict
 
         key = (settings.method, settings.leaf_tokens, settings.max_level, settings.merge_over_chunk, settings.hints)
         with self._chunkers_lock:
             if key not in self._chunkers:
-                options = ChunkOptions(leaf_tokens=settings.leaf_tokens, max_level=settings.max_level,
-                                       merge_over_chunk=settings.merge_over_chunk, hints=settings.hints)
                 embedder = self.index.embedder.embedder if settings.method == "semantic" else None
-                self._chunkers[key] = (get_chunker(settings.method, options, embedder=embedder), threading.Lock())
+                chunker = make_chunker(settings.method, embedder=embedder, leaf_tokens=settings.leaf_tokens,
+                                       max_level=settings.max_level, merge_over_chunk=settings.merge_over_chunk,
+                                       hints=settings.hints)
+                self._chunkers[key] = (chunker, threading.Lock())
             chunker, lock = self._chunkers[key]
         doc = parse_document(text, settings.format or "text", settings.name)
         with lock:  # a chunker (and its model) serves one document at a time
