@@ -50,9 +50,9 @@ def _config(app, log_level: str) -> uvicorn.Config:
 
 
 def serve(index: Index, host: str = "127.0.0.1", port: int = 8000, allow_update: bool = False,
-          max_body: int = MAX_BODY, log_level: str = "warning") -> None:
+          max_body: int = MAX_BODY, log_level: str = "warning", batch_queries: bool = True) -> None:
     """Serve ``index`` until interrupted; the index is warmed up first and closed at the end."""
-    app = create_app(index, allow_update=allow_update, max_body=max_body)
+    app = create_app(index, allow_update=allow_update, max_body=max_body, batch_queries=batch_queries)
     sock = bind(host, port)
     try:
         app.app.state.service.warm_up()
@@ -76,8 +76,9 @@ def serve(index: Index, host: str = "127.0.0.1", port: int = 8000, allow_update:
 class BackgroundServer:
     """The service in a thread on 127.0.0.1 and a free port: ``with BackgroundServer(index) as url: ...``."""
 
-    def __init__(self, index: Index, allow_update: bool = False, max_body: int = MAX_BODY, host: str = "127.0.0.1"):
-        self.app = create_app(index, allow_update=allow_update, max_body=max_body)
+    def __init__(self, index: Index, allow_update: bool = False, max_body: int = MAX_BODY, host: str = "127.0.0.1",
+                 batch_queries: bool = True):
+        self.app = create_app(index, allow_update=allow_update, max_body=max_body, batch_queries=batch_queries)
         self.sock = bind(host, 0)
         self.url = f"http://{host}:{self.sock.getsockname()[1]}"
         self.server = uvicorn.Server(_config(self.app, "warning"))

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from hichunk.errors import HichunkError
 from hichunk.kvcache import MEMORY, KVCache
 from hichunk.retrieval.embedders import CachedEmbedder, Embedder, load_embedder
+from hichunk.retrieval.embedders.batcher import QueryBatcher
 from hichunk.retrieval.index.config import IndexConfig
 from hichunk.retrieval.index.disk import DirectoryStore
 from hichunk.retrieval.index.ingest import DOCS_PER_GROUP, DocumentSource, Ingestor, TreeItem
@@ -51,9 +52,11 @@ class Index:
     Searches may run in many threads at once (one loaded index serving
     concurrent queries): the shared caches (tree views, the leaf pool, the
     embedder) are filled under a lock and read-only once built, and query
-    encoding is serialised, since embedders make no promise about threads.
-    A write must not overlap searches; the HTTP service orders them with a
-    readers-writer lock.
+    encoding runs in one thread at a time, since embedders make no promise
+    about threads. With ``batch_queries()`` on, queries that wait for the
+    encoder are encoded together (``hichunk.retrieval.embedders.batcher``),
+    as ``hichunk serve`` does. A write must not overlap searches; the HTTP
+    service orders them with a readers-writer lock.
     """
 
     def __init__(self, store: Store, embedder: Embedder | None = None):
@@ -65,6 +68,7 @@ class Index:
         self._generation = store.generation
         self._lock = threading.RLock()  # the caches above
         self._encode_lock = threading.Lock()  # query encoding
+        self._batcher: QueryBatcher | None = None
 
     @classmethod
     def create(cls, path: str, config: IndexConfig | None = None, exist_ok: bool = True,
@@ -146,10 +150,18 @@ class Index:
             return self._embedder
 
     def embed_query(self, query: str):
-        """The query's vector (one caller at a time: embedders make no promise about threads)."""
+        """The query's vector (the encoder serves one caller, or one batch, at a time)."""
         embedder = self.embedder
+        if self._batcher is not None:
+            return self._batcher(query)
         with self._encode_lock:
             return embedder.embed_queries([query])[0]
+
+    def batch_queries(self, on: bool = True, max_batch: int = 32) -> None:
+        """Encode concurrent queries together (much higher throughput under load; vectors equal to a lone
+        encoding within float32 rounding). Off by default: one caller's results then never depend on others'."""
+        with self._lock:
+            self._batcher = QueryBatcher(lambda texts: self.embedder.embed_queries(texts), max_batch) if on else None
 
     def close(self) -> None:
         """Release the embedding cache file (the index can be used again; it reopens it)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from hichunk.retrieval.search.automerge import REFERENCE, FillOptions, FillResult, Merge, Ref, _Entry
 from hichunk.retrieval.search.view import TreeView
@@ -46,7 +46,10 @@ class Passage:
     context_end: int = 0
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = {f.name: getattr(self, f.name) for f in fields(self)}  # flat: no deep copy of every value
+        out["path"], out["titles"], out["leaves"] = list(self.path), list(self.titles), list(self.leaves)
+        out["pages"] = list(self.pages) if self.pages is not None else None
+        return out
 
 
 @dataclass
@@ -63,8 +66,9 @@ class SearchResult:
     candidates_seen: int = 0
 
     def to_dict(self) -> dict:
-        out = asdict(self)
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["passages"] = [p.to_dict() for p in self.passages]
+        out["merges"] = [asdict(m) for m in self.merges]
         return out
 
 
