@@ -68,10 +68,7 @@ class KVCache:
 
     def _switch_off(self, exc: Exception) -> None:
         log.warning("%s %s switched off (the run goes on without it): %s", self.what, self.path, _reason(exc))
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+        self.close()
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
         """The stored values of those ``keys`` that are present."""

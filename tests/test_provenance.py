@@ -15,7 +15,7 @@ import pytest
 from fakes import HashEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from retrieval_helpers import WordTokenizer, leaf_ids, make_tree, words
+from retrieval_helpers import WordTokenizer, leaf_ids, make_tree, random_trees, words
 
 from hichunk.chunkers import ChunkOptions, chunk_document
 from hichunk.document import parse_document
@@ -61,15 +61,7 @@ def check_exact(result, trees: dict, options: FillOptions) -> None:
 
 @st.composite
 def plain_trees(draw):
-    counter = iter(range(10**6))
-
-    def node(depth):
-        if depth >= 3 or draw(st.booleans()):
-            return [words(f"w{next(counter)}_", draw(st.integers(1, 12))) for _ in range(draw(st.integers(1, 4)))]
-        return [node(depth + 1) for _ in range(draw(st.integers(1, 3)))]
-
-    trees = {f"d{k}": make_tree([node(0) for _ in range(draw(st.integers(1, 3)))], f"d{k}")
-             for k in range(draw(st.integers(1, 2)))}
+    trees = {f"d{k}": draw(random_trees(f"d{k}")) for k in range(draw(st.integers(1, 2)))}
     names = sorted(trees)
     ranking = draw(st.lists(st.tuples(st.sampled_from(names), st.integers(0, 40)), min_size=1, max_size=40))
     return trees, ranking
