@@ -253,7 +253,7 @@ def test_cli_serve_process_answers_like_hichunk_query_and_stops_gracefully(tmp_p
     assert cli.main(["-q", "query", "--index", "idx", "--budget", "50", "--json", "how do I knead the dough?"]) == 0
     expected = json.loads(capsys.readouterr().out)
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen([sys.executable, "-m", "hichunk", "serve", "--index", "idx", "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "hichunk", "serve", "--index", "idx", "--port", "0", "--allow-update"],
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stderr.readline()
@@ -262,6 +262,12 @@ def test_cli_serve_process_answers_like_hichunk_query_and_stops_gracefully(tmp_p
         assert url.startswith("http://127.0.0.1:")
         status, result = request(url, "/query", {"query": "how do I knead the dough?", "budget": 50})
         assert status == 200 and result == expected
+        kites = "# Kites\n\nFly kites on windy days, far from trees.\n"
+        status, report = request(url, "/index/update", {"documents": [{"id": "kites.md", "text": kites,
+                                                                         "format": "markdown"}]})
+        assert status == 200 and report["documents"] == 4  # committed to the index directory
+        status, result = request(url, "/query", {"query": "kites", "budget": 50, "doc": "kites.md"})
+        assert status == 200 and result["passages"][0]["text"] == kites.strip()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
         assert "server stopped" in proc.stderr.read()
@@ -269,5 +275,7 @@ def test_cli_serve_process_answers_like_hichunk_query_and_stops_gracefully(tmp_p
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    assert cli.main(["-q", "index", "info", "--index", "idx"]) == 0
+    assert json.loads(capsys.readouterr().out)["documents"] == 4
     assert cli.main(["-q", "serve", "--index", "nowhere"]) == 2
     assert "no index there" in capsys.readouterr().err
