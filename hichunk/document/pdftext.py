@@ -207,7 +207,7 @@ def extract_text(pdf: Any) -> PdfText:
         page_starts.append(pos)
         page = pdf[index]
         try:
-            left, bottom, right, top = page.get_mediabox()
+            left, bottom, right, top = page.get_bbox()  # the visible box (crop box within media box)
             sizes.append((right - left, top - bottom))
             tp = page.get_textpage()
             try:

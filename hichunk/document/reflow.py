@@ -10,13 +10,13 @@ Line ``b`` continues the paragraph of the line ``a`` before it when both have
 the same size, weight and pitch, and
 
 * ``b`` sits on ``a``'s baseline, to its right (a line PDFium cut in two), or
-* ``b`` is one body line step (scaled to the font) below ``a``; ``a`` reaches
-  the right margin (a short line ends its paragraph; lines larger than the
-  body, i.e. multi-line headings, need not); ``b`` is not a bullet item; and
+* ``b`` is one body line step (scaled to the font) below ``a``; ``a`` was
+  full: it reaches the right margin, or ``b``'s first word would not have fit
+  after it (ragged-right text); a short line ends its paragraph, except in
+  lines larger than the body (multi-line headings); ``b`` is not a bullet; and
   ``b`` starts where ``a`` does (the paragraph's first line may be indented,
   a bullet item's continuation may hang to the right), or
-* ``b`` opens the next page, ``a`` closed the previous one at the right margin,
-  and either ``a`` ends in a hyphen before a lower-case ``b`` or ``a`` ends
+* ``b`` opens the next page, ``a`` closed the previous one full, and either ``a`` ends in a hyphen before a lower-case ``b`` or ``a`` ends
   without sentence punctuation and ``b`` is not indented.
 
 Fixed-pitch lines (code) are never joined; consecutive ones stay on
@@ -63,12 +63,14 @@ class _Reflow:
         """Baseline step of a paragraph in this line's font."""
         return self.metrics.leading * self.metrics.ratio(line)
 
-    def full(self, line: TextLine) -> bool:
-        """True when the line reaches (near) its page's right margin."""
+    def full(self, a: TextLine, b: TextLine) -> bool:
+        """True when ``a`` had to break before ``b``: it reaches the right margin, or ``b``'s first word would not fit."""
         m = self.metrics
-        right = m.right[line.page - 1]
-        slack = max(4 * m.size, 0.12 * (right - m.left[line.page % 2]))
-        return line.x1 >= right - slack
+        limit = m.right[a.page - 1] - 1.5 * m.size  # glyph widths vary: the estimate below is rough
+        sb = self.s(b)
+        word = 1 if _CJK.match(sb) else len(sb.split(None, 1)[0])
+        width = (b.x1 - b.x0) / len(sb) * (word + 1)  # the word and a space, at b's average character width
+        return a.x1 + width >= limit
 
     def join(self, a: TextLine, b: TextLine, first: TextLine) -> str:
         """How ``b`` follows ``a`` (``first``: the first line of ``a``'s paragraph)."""
@@ -81,7 +83,7 @@ class _Reflow:
                 return self.separator(a, sa, sb)
             if not 0.5 * step <= dy <= 1.2 * step or _BULLET.match(sb):
                 return NEW
-            if not a.hyphen and self.metrics.ratio(a) < 1.1 and not self.full(a):
+            if not a.hyphen and self.metrics.ratio(a) < 1.1 and not self.full(a, b):
                 return NEW
             em = self.metrics.size
             if a is first:
@@ -90,7 +92,7 @@ class _Reflow:
             else:
                 ok = abs(b.x0 - a.x0) <= _INDENT * em
             return self.separator(a, sa, sb) if ok else NEW
-        if b.page != a.page + 1 or not self.full(a) or _BULLET.match(sb):
+        if b.page != a.page + 1 or not self.full(a, b) or _BULLET.match(sb):
             return NEW
         if a.hyphen and sb[:1].islower():
             return DEHYPHEN
