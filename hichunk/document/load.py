@@ -88,6 +88,19 @@ def parse_bytes(data: bytes, fmt: str, name: str = "<input>", encoding: str = "u
     return parse_document(decode_bytes(data, name, encoding, encoding_errors), fmt, name)
 
 
+def read_file(path: str) -> bytes:
+    """A file's bytes; a missing or unreadable file raises ``InputError`` with a one-line message."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+
+
 def load_document(
     path: str,
     fmt: str | None = None,
@@ -95,15 +108,7 @@ def load_document(
     encoding_errors: str = "strict",
 ) -> Document:
     """Read, decode and parse a file; problems raise ``InputError`` with a one-line message."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    data = read_file(path)
     if path.lower().endswith(".gz"):
         import gzip
 

@@ -10,8 +10,10 @@
   (``hichunk.document.reflow``). Running heads, feet, page numbers and
   table-of-contents lines (``hichunk.document.layout``) stay in the raw text
   but not in the clean view, so no model or embedder ever reads them.
-* ``Line.style`` (``LineStyle``): page, font size relative to the body font,
-  bold, italic, indent and the space above, from the paragraph's first line.
+* ``Line.style`` (``LineStyle``): from the paragraph's first line: page, font
+  size relative to the body font, bold, italic, indent from the page's body
+  margin in body font sizes, and the space above: the baseline distance to the
+  body line above beyond one line step, in body line steps (0 at a page top).
   ``Line.heading`` is always None: a PDF has no heading markup, and the
   bookmarks (outline) are deliberately not used as hints, because structure
   must be inferred and the outline is what benchmarks score against.
@@ -28,10 +30,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
+from hichunk.document.load import read_file
 from hichunk.document.model import Document
 from hichunk.errors import InputError
+
+if TYPE_CHECKING:
+    from hichunk.document.pdftext import PdfText
 
 # PDFium's FPDF_ERR_* codes
 _ERRORS = {
@@ -65,15 +71,7 @@ def _read_source(source: str | os.PathLike | bytes) -> tuple[bytes, str]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source), "<pdf>"
     path = os.fspath(source)
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(), path
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    return read_file(path), path
 
 
 class _Open:
@@ -97,13 +95,14 @@ class _Open:
     def __exit__(self, kind, exc, tb) -> bool:
         if self.pdf is not None:
             self.pdf.close()
-        if exc is not None and not isinstance(exc, (InputError, KeyboardInterrupt)) and isinstance(exc, Exception):
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise InputError(f"{self.name}: cannot read PDF: {first}") from None
+        if isinstance(exc, Exception) and not isinstance(exc, InputError):
+            # a page PDFium cannot load, or a file that trips the extraction: one line, and the batch goes on
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            raise InputError(f"{self.name}: cannot read PDF: {type(exc).__name__}: {first}"[:300]) from None
         return False
 
 
-def read_pdf(source: str | os.PathLike | bytes, name: str | None = None):
+def read_pdf(source: str | os.PathLike | bytes, name: str | None = None) -> PdfText:
     """The extracted text and visual lines (``pdftext.PdfText``) of a PDF given as a path or bytes."""
     from hichunk.document.pdftext import extract_text
 

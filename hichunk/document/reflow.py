@@ -37,13 +37,12 @@ from __future__ import annotations
 import re
 
 from hichunk.document.cleanview import CleanBuilder
-from hichunk.document.layout import BodyMetrics
+from hichunk.document.layout import SENTENCE_END, BodyMetrics
 from hichunk.document.model import Document, LineStyle
 from hichunk.document.pdftext import BODY, PdfText, TextLine
 
 _BULLET = re.compile(r"^(?:[•◦▪▫‣∙●○■□►▸➢✓*]|[-–—](?=\s))\s*")
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\uac00-\ud7af]")
-_SENTENCE_END = (".", "!", "?", ":", "。", "！", "？", "：")
 _SAME_SIZE = 0.06  # relative size difference still read as the same font size
 _INDENT = 0.5  # ems of horizontal slack between the lines of a paragraph
 _HANG = 4.0  # ems a bullet item's continuation may hang right of the bullet
@@ -96,7 +95,7 @@ class _Reflow:
             return NEW
         if a.hyphen and sb[:1].islower():
             return DEHYPHEN
-        if not sa.endswith(_SENTENCE_END) and abs(self.metrics.indent(b)) <= _INDENT:
+        if not sa.endswith(SENTENCE_END) and abs(self.metrics.indent(b)) <= _INDENT:
             return self.separator(a, sa, sb)
         return NEW
 
