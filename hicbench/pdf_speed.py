@@ -35,11 +35,15 @@ def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
 
 
 def find_pdfs(root: str) -> list[str]:
-    found = []
+    """PDFs under ``root`` in a stable order, each real file once (packages link the same manual twice)."""
+    found: dict[str, str] = {}
     for folder, dirs, files in os.walk(root):
         dirs.sort()
-        found.extend(os.path.join(folder, f) for f in sorted(files) if f.lower().endswith(".pdf"))
-    return found
+        for f in sorted(files):
+            path = os.path.join(folder, f)
+            if f.lower().endswith(".pdf"):
+                found.setdefault(os.path.realpath(path), path)
+    return list(found.values())
 
 
 def slices(data: bytes, pages: int, limit: int) -> list[bytes]:

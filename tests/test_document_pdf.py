@@ -253,6 +253,7 @@ def test_index_build_on_a_folder_with_pdfs_and_passages_carry_page_ranges(book, 
     assert "pages" in result.passages[0].to_dict()
 
 
+@pytest.mark.slow
 def test_three_hundred_pages_stay_lossless_and_fast():
     big = build_book(chapters=150, sections=2, paragraphs=3, words=100, chinese=False, seed=3)
     assert big.pages >= 300

@@ -92,7 +92,7 @@ class _Open:
             raise InputError(f"{self.name}: cannot read PDF: {why}") from None
         return self.pdf
 
-    def __exit__(self, kind, exc, tb) -> bool:
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: Any) -> bool:
         if self.pdf is not None:
             self.pdf.close()
         if isinstance(exc, Exception) and not isinstance(exc, InputError):
