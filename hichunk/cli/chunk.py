@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "chunk",
         help="chunk documents into trees",
-        description="Chunk documents (text, Markdown, HTML, reST, man pages) into chunk trees. "
+        description="Chunk documents (text, Markdown, HTML, reST, man pages, PDF, DOCX) into chunk trees. "
         "Directories are walked for known document types.",
         epilog="formats: tree = readable outline; splits = the reference repository's result format "
         '{"FILE": {"splits": [[text, level], ...]}}; json = one tree per line (JSON Lines, loads back '

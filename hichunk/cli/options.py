@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from hichunk.document.load import PARSERS
+from hichunk.document.load import FORMATS
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("input")
-    group.add_argument("--input-format", default="auto", choices=["auto", *PARSERS],
+    group.add_argument("--input-format", default="auto", choices=["auto", *FORMATS],
                        help="how to read the files (default: from the extension; unknown extensions are plain text)")
     group.add_argument("--encoding", default="utf-8", help="text encoding of the files (default: utf-8)")
     group.add_argument("--encoding-errors", default="strict", choices=["strict", "replace", "ignore"],
@@ -135,12 +135,11 @@ def chunk_options_from(args: argparse.Namespace):
 
 def load_input(path: str, args: argparse.Namespace):
     """Load one document as the input options say ('-' reads standard input as text)."""
-    from hichunk.document import decode_bytes, load_document, parse_document
+    from hichunk.document import load_document, parse_bytes
 
     fmt = None if args.input_format == "auto" else args.input_format
     if path == "-":
         import sys
 
-        text = decode_bytes(sys.stdin.buffer.read(), "<stdin>", args.encoding, args.encoding_errors)
-        return parse_document(text, fmt or "text", "<stdin>")
+        return parse_bytes(sys.stdin.buffer.read(), fmt or "text", "<stdin>", args.encoding, args.encoding_errors)
     return load_document(path, fmt, args.encoding, args.encoding_errors)

@@ -31,6 +31,7 @@ class Passage:
     leaves: list[int]  # ranked leaves that led to this passage
     merged: bool  # an inner node that replaced retrieved children
     truncated: bool = False  # only a prefix fitted the budget
+    pages: tuple[int, int] | None = None  # 1-based first and last page of the node (paged documents; else None)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -103,7 +104,7 @@ def assemble(query: str, result: FillResult, view: Callable[[str], TreeView], op
             clean_end=node.clean_start + lead + len(text) if entry.truncated_tokens is not None else node.clean_end,
             score=entry.score, rank=entry.key, tokens=result.selection.cost((doc, node_id)), text=text,
             leaves=sorted(entry.hits), merged=entry.merged,
-            truncated=entry.truncated_tokens is not None))
+            truncated=entry.truncated_tokens is not None, pages=v.tree.pages(node)))
     passages = [p for p in passages if p.text or not p.truncated]
     context = separator.join(p.text for p in passages)
     tokens = result.selection.used
