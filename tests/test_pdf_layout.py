@@ -55,7 +55,7 @@ def roles(pdf: PdfText) -> dict[str, str]:
 
 
 def test_page_number_tokens():
-    assert [_number(t) for t in ("12", "iv", "XII", "mmxxiv", "x1", "12345")] == [12, 4, 12, 2024, None, None]
+    assert [_number(t) for t in ("12", "iv", "XII", "mmxxiv", "x1", "12345", "②", "１２")] == [12, 4, 12, 2024, None, None, None, 12]
 
 
 def test_toc_lines_need_a_leader_and_a_page_number():

@@ -70,7 +70,7 @@ def _inherited(style: Any, get: Callable[[Any], Any]) -> Any:
 
 def _outline_level(element: Any) -> int | None:
     values = element.xpath("./w:pPr/w:outlineLvl/@w:val")
-    return int(values[0]) if values and values[0].isdigit() else None
+    return int(values[0]) if values and values[0].isdecimal() else None
 
 
 def _heading_level(paragraph: Any) -> int | None:

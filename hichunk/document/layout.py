@@ -104,7 +104,7 @@ def body_metrics(lines: list[TextLine], n_pages: int) -> BodyMetrics:
 
 def _number(token: str) -> int | None:
     """Value of a page-number token (arabic or roman), else None."""
-    if token.isdigit():
+    if token.isdecimal():
         return int(token) if len(token) <= 4 else None
     t = token.lower()
     if not t or len(t) > 7 or any(c not in _ROMAN for c in t):
