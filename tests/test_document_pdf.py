@@ -266,3 +266,14 @@ def test_three_hundred_pages_stay_lossless_and_fast():
     assert "".join(tree.raw_text(leaf) for leaf in tree.leaves()) == doc.text
     assert tree.pages(tree.leaves()[-1])[1] == big.pages
     assert parse_seconds < 10
+
+
+def test_a_parser_surprise_is_a_one_line_input_error(monkeypatch):
+    from hichunk.document import load as load_module
+
+    def surprised(data, name):
+        raise ValueError("invalid literal for int() with base 10: '②'")
+
+    monkeypatch.setattr(load_module, "_function", lambda spec: surprised)
+    with pytest.raises(InputError, match=r"x\.pdf: cannot read this pdf file \(ValueError: invalid literal"):
+        load_module.parse_bytes(b"%PDF-1.7", "pdf", "x.pdf")

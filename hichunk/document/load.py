@@ -7,6 +7,7 @@ DOCX) are parsed from the file's bytes and never decoded as text.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from collections.abc import Callable
 
@@ -84,7 +85,13 @@ def parse_bytes(data: bytes, fmt: str, name: str = "<input>", encoding: str = "u
                 encoding_errors: str = "strict") -> Document:
     """Parse a document given as bytes: binary formats directly, text formats after decoding."""
     if fmt in BINARY_PARSERS:
-        return _function(BINARY_PARSERS[fmt])(data, name)
+        try:
+            return _function(BINARY_PARSERS[fmt])(data, name)
+        except InputError:
+            raise
+        except Exception as exc:  # a PDF/DOCX library surprised by an unusual file: one line, never a traceback
+            logging.getLogger(__name__).debug("%s: %s parser failed", name, fmt, exc_info=True)
+            raise InputError(f"{name}: cannot read this {fmt} file ({type(exc).__name__}: {exc})") from None
     return parse_document(decode_bytes(data, name, encoding, encoding_errors), fmt, name)
 
 
