@@ -23,6 +23,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "langchain": {"langchain_core": "langchain-core", "langchain_text_splitters": "langchain-text-splitters"},
     "llama-index": {"llama_index.core": "llama-index-core"},
     "serve": {"fastapi": "fastapi", "uvicorn": "uvicorn", "multipart": "python-multipart"},
+    "docx": {"docx": "python-docx"},
 }
 
 
@@ -57,4 +58,9 @@ def require_extra(extra: str, *modules: str, what: str = "this") -> None:
     """
     missing = missing_modules(extra, modules)
     if missing:
-        raise MissingExtra(f"{what} needs {' and '.join(missing)}: pip install \"hichunk[{extra}]\"", extra, missing)
+        raise MissingExtra(extra_message(extra, missing, what), extra, missing)
+
+
+def extra_message(extra: str, missing: list[str], what: str = "this") -> str:
+    """The one line every missing-extra error says."""
+    return f"{what} needs {' and '.join(missing)}: pip install \"hichunk[{extra}]\""

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from html import escape
 
 from hichunk.retrieval.search import SearchResult
+from hichunk.tree.export import format_pages
 from hichunk.tree.model import LEAF, ROOT, ChunkTree, Node
-from hichunk.tree.spans import format_pages, pages
 
 CONTEXT_CHARS = 400  # document text shown around each passage in an answer page
 
@@ -79,7 +79,7 @@ def _summary(tree: ChunkTree, node: Node, n_leaves: int) -> str:
     else:
         label = escape(node.title) if node.title else '<span class="muted">(untitled)</span> ' + escape(
             _preview(tree.clean_text(node), 70))
-    paged = format_pages(pages(tree, node.start, node.end))
+    paged = format_pages(tree.pages(node))
     facts = [f"{node.tokens} tok", f"{n_leaves} leaves"] + ([paged] if paged else [])
     level = f'<span class="badge">L{node.level}</span>' if node.kind != ROOT else ""
     return (f'{level}<span class="badge">{node.kind}</span>{label} '
@@ -96,7 +96,7 @@ def _tree_html(tree: ChunkTree, slot: int) -> str:
         span = f'data-node="{node.id}" data-kind="{node.kind}" data-level="{node.level}" ' \
                f'data-start="{node.start}" data-end="{node.end}"'
         if node.kind == LEAF:
-            paged = format_pages(pages(tree, node.start, node.end))
+            paged = format_pages(tree.pages(node))
             out.append(f'<div class="leaf" id="{_anchor(slot, node.id)}" {span}>'
                        f'<div class="meta">leaf · L{node.level} · {node.tokens} tok · chars {node.start}–{node.end}'
                        f'{" · " + escape(paged) if paged else ""}</div>'
@@ -110,7 +110,7 @@ def _tree_html(tree: ChunkTree, slot: int) -> str:
         out.append("</details>")
 
     emit(tree.root)
-    paged = f", {len(tree.page_starts)} pages" if getattr(tree, "page_starts", None) else ""
+    paged = f", {len(tree.page_starts)} pages" if tree.page_starts else ""
     head = (f'<h2 id="doc-{slot}">{escape(tree.name)}</h2><p class="muted">{len(tree.splits)} chunks, '
             f"{len(tree.leaves())} leaves, {tree.root.tokens} tokens, {len(tree.text)} characters{paged}; "
             f"method {escape(str(tree.meta.get('method', '?')))}</p>")

@@ -110,3 +110,14 @@ def test_no_traceback_from_a_missing_extra(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         'hichunk: error: hichunk bench rag with several budgets needs matplotlib: pip install "hichunk[bench]"']
+
+
+def test_docx_inputs_name_the_extra_before_any_work(monkeypatch, tmp_path, capsys):
+    (tmp_path / "a.md").write_text("# A\n\ntext\n", encoding="utf-8")
+    (tmp_path / "b.docx").write_bytes(b"PK\x03\x04")
+    block(monkeypatch, "docx")
+    for args in (["chunk", str(tmp_path)], ["index", "build", str(tmp_path), "--index", str(tmp_path / "idx")]):
+        assert cli.main(["-q", *args]) == 2
+        assert capsys.readouterr().err.strip() == ('hichunk: error: reading .docx files needs python-docx: '
+                                                   'pip install "hichunk[docx]"')
+    assert not (tmp_path / "idx").exists()

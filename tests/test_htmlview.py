@@ -92,6 +92,22 @@ def test_tree_page_shows_every_node_and_the_exact_text():
     assert "&lt;b&gt;fish&lt;/b&gt;" in page and "Fish &amp;amp; chips" in page
 
 
+def test_tree_page_of_a_pdf_shows_pages():
+    pytest.importorskip("pypdfium2")
+    pytest.importorskip("reportlab")
+    from pdf_writer import build_book
+
+    from hichunk.document.pdf import parse_pdf
+
+    book = build_book(chapters=2)
+    tree = chunk_document(parse_pdf(book.data, "book.pdf"), "structure", ChunkOptions(leaf_tokens=40))
+    page = tree_page([tree])
+    parsed = parse(page)
+    assert_self_contained(page, parsed)
+    assert f"{len(tree.page_starts)} pages" in page and re.search(r"pp?\. \d", page)
+    assert sorted(int(a["data-node"]) for _, a in parsed.tags if "data-node" in a) == [n.id for n in tree.nodes]
+
+
 def test_answer_page_links_each_passage_to_its_span():
     tree = small_tree()
     index = Index.memory(IndexConfig(leaf_tokens=12, method="structure"), embedder=HashEmbedder())

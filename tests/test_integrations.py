@@ -224,3 +224,32 @@ def test_llama_index_retriever_over_a_hichunk_index(index):
     result = context.search("fry the fish in oil")
     assert [n.node.get_content() for n in context.retrieve("fry the fish in oil")] == \
         [result.context[p.context_start : p.context_end] for p in result.passages]
+
+
+def test_retrievers_give_page_ranges_for_pdfs(tmp_path, monkeypatch):
+    pytest.importorskip("pypdfium2")
+    pytest.importorskip("reportlab")
+    pytest.importorskip("langchain_core")
+    pytest.importorskip("llama_index.core")
+    from pdf_writer import build_book
+
+    from hichunk.document.model import page_range
+    from hichunk.integrations.langchain import HiChunkRetriever as LangChainRetriever
+    from hichunk.integrations.llama_index import HiChunkRetriever as LlamaIndexRetriever
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "book.pdf").write_bytes(build_book(chapters=3).data)
+    (tmp_path / "guide.md").write_text(SOURCES["guide.md"], encoding="utf-8")
+    index = Index.memory(IndexConfig(leaf_tokens=40, method="structure"), embedder=HashEmbedder())
+    index.add_paths(["book.pdf", "guide.md"])
+    tree = index.tree("book.pdf")
+    docs = LangChainRetriever(index=index, budget=300).invoke("chunk tree retrieval budget merge")
+    nodes = LlamaIndexRetriever(index, budget=300).retrieve("chunk tree retrieval budget merge")
+    assert [d.metadata for d in docs] == [n.node.metadata for n in nodes]
+    pdf = [d for d in docs if d.metadata["source"] == "book.pdf"]
+    assert pdf
+    for d in pdf:
+        meta = d.metadata
+        assert d.page_content == tree.text[meta["start_index"] : meta["end_index"]]
+        assert (meta["page_start"], meta["page_end"]) == page_range(tree.page_starts, meta["start_index"], meta["end_index"])
+    assert all("page_start" not in d.metadata for d in docs if d.metadata["source"] == "guide.md")

@@ -150,7 +150,7 @@ def test_raw_cut_inside_markup_covers_the_prefix():
 def test_pages_of_a_paged_tree():
     paged = SimpleNamespace(page_starts=[0, 100, 250])
     assert pages(paged, 10, 20) == (1, 1) and pages(paged, 90, 120) == (1, 2) and pages(paged, 250, 251) == (3, 3)
-    assert pages(SimpleNamespace(), 0, 5) is None
+    assert pages(SimpleNamespace(page_starts=[]), 0, 5) is None
 
 
 @pytest.mark.parametrize("mode", ["paper", "reference"])
@@ -175,3 +175,31 @@ def test_index_search_passages_are_exact(tmp_path, mode):
                 raw = (docs / p.doc.rsplit("/", 1)[-1]).read_bytes().decode()
                 assert p.text == raw[p.start : p.end], (query, budget, p)
             json.dumps(result.to_dict())
+
+
+@pytest.fixture(scope="module")
+def pdf_tree():
+    pytest.importorskip("pypdfium2")
+    pytest.importorskip("reportlab")
+    from pdf_writer import build_book
+
+    from hichunk.document.pdf import parse_pdf
+
+    doc = parse_pdf(build_book(chapters=3, sections=2, paragraphs=3).data, "book.pdf")
+    return chunk_document(doc, "structure", ChunkOptions(leaf_tokens=40))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.integers(0, 200), min_size=1, max_size=30), fill_options)
+def test_pdf_passages_are_exact_spans_of_the_extracted_text_with_pages(pdf_tree, tokenizer, ranking, options):
+    from hichunk.document.model import page_range
+
+    assert pdf_tree.text != pdf_tree.clean and pdf_tree.page_starts  # furniture out of the clean view, reflowed lines
+    result = search({"book.pdf": pdf_tree}, [("book.pdf", i) for i in ranking], options, tokenizer)
+    for p in result.passages:
+        assert p.text == pdf_tree.text[p.start : p.end]
+        assert p.pages is not None and p.pages == page_range(pdf_tree.page_starts, p.start, p.end)
+        piece = result.context[p.context_start : p.context_end]
+        if options.mode == "paper":
+            assert pdf_tree.clean[p.clean_start : p.clean_end] == piece
+    assert tokenizer.count(result.context) <= options.budget

@@ -78,6 +78,12 @@ def server(index):
         yield url
 
 
+def _has(*modules: str) -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
 def assert_error(status: int, body, expected_status: int) -> None:
     assert status == expected_status, body
     assert isinstance(body, dict) and set(body) == {"error"}
@@ -226,6 +232,15 @@ def test_chunk_text_and_upload_give_the_cli_tree_json(server, docs_dir, capsys):
     assert status == 200 and html_tree == json.loads(json.dumps(expected))
     status, default = request(server, "/chunk", {"text": text})  # the hichunk method with the shipped model
     assert status == 200 and default["meta"]["method"] == "hichunk" and default["text"] == text
+    pdf = pytest.importorskip("pdf_writer").build_book(chapters=2).data if _has("pypdfium2", "reportlab") else None
+    if pdf is not None:  # a binary upload: parsed from its bytes, pages in the tree JSON
+        from hichunk.document.pdf import parse_pdf
+
+        body, kind = multipart({"method": "structure"}, "book.pdf", pdf)
+        status, tree = request(server, "/chunk", body, headers={"Content-Type": kind})
+        expected = to_dict(chunk_document(parse_pdf(pdf, "book.pdf"), "structure", ChunkOptions()))
+        assert status == 200 and tree == json.loads(json.dumps(expected)) and tree["page_starts"]
+        assert_error(*request(server, "/chunk", {"text": "x", "format": "pdf"}), 400)  # PDF is bytes, not text
     body, kind = multipart({}, "blob.bin", b"\x00\x01\x02binary" * 50)
     assert_error(*request(server, "/chunk", body, headers={"Content-Type": kind}), 400)
     body, kind = multipart({"color": "red"}, "a.md", b"# A\n")

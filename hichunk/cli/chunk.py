@@ -8,8 +8,14 @@ import logging
 import sys
 from contextlib import ExitStack
 
-from hichunk.cli.options import add_chunk_options, add_input_options, add_model_options, chunk_options_from, load_input
-from hichunk.document.inputs import collect_inputs
+from hichunk.cli.options import (
+    add_chunk_options,
+    add_input_options,
+    add_model_options,
+    chunk_options_from,
+    input_paths,
+    load_input,
+)
 from hichunk.errors import HichunkError
 
 log = logging.getLogger("hichunk")
@@ -20,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "chunk",
         help="chunk documents into trees",
-        description="Chunk documents (text, Markdown, HTML, reST, man pages) into chunk trees. "
+        description="Chunk documents (text, Markdown, HTML, reST, man pages, PDF, DOCX) into chunk trees. "
         "Directories are walked for known document types.",
         epilog="formats: tree = readable outline; splits = the reference repository's result format "
         '{"FILE": {"splits": [[text, level], ...]}}; json = one tree per line (JSON Lines, loads back '
@@ -43,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
     from hichunk.retrieval.chunking import get_chunker
 
-    paths = collect_inputs(args.paths)
+    paths = input_paths(args.paths, args)
     method = args.method
     with ExitStack() as stack:
         extra = _model_run(args, stack) if method == "hichunk" else {}

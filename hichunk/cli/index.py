@@ -63,11 +63,10 @@ def _config_options(p: argparse.ArgumentParser) -> None:
 
 
 def _documents(paths: list[str], args: argparse.Namespace):
-    from hichunk.cli.options import load_input
-    from hichunk.document.inputs import collect_inputs
+    from hichunk.cli.options import input_paths, load_input
     from hichunk.retrieval.index import doc_id_for
 
-    return [(doc_id_for(path), (lambda path=path: load_input(path, args))) for path in collect_inputs(paths)]
+    return [(doc_id_for(path), (lambda path=path: load_input(path, args))) for path in input_paths(paths, args)]
 
 
 def _print_report(report, args: argparse.Namespace, verb: str) -> int:

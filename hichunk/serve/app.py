@@ -6,7 +6,7 @@ Endpoints (JSON unless noted):
   -> exactly the JSON of ``hichunk query --json`` (context, passages with exact provenance, merges).
 * ``POST /chunk`` a document as ``{"text", "format", "name", "method", "leaf_tokens", "max_level",
   "merge_over_chunk", "hints"}`` or as a multipart file upload (field ``file``, the same options as form
-  fields) -> the tree JSON of ``hichunk chunk --format json``.
+  fields; PDF and DOCX files too) -> the tree JSON of ``hichunk chunk --format json``.
 * ``POST /index/update`` (only when the app is made with ``allow_update``)
   ``{"documents": [{"id", "text", "format"}], "remove": [ids]}`` -> the update report.
 * ``GET /health``; ``GET /`` (HTML: a query form, and the answer page for ``?q=``);
@@ -123,7 +123,7 @@ class QueryRequest(_Strict):
 
 
 class ChunkSettings(_Strict):
-    format: Literal["text", "markdown", "html", "rst", "groff"] | None = None
+    format: Literal["text", "markdown", "html", "rst", "groff", "pdf", "docx"] | None = None
     name: str = Field("<text>", max_length=1000)
     method: str = "hichunk"
     leaf_tokens: int = Field(200, ge=1, le=100_000)
@@ -250,10 +250,11 @@ class Service:
         """The JSON of ``hichunk query --json``."""
         return self.search(request)[0].to_dict()
 
-    def chunk(self, text: str, settings: ChunkSettings) -> dict:
-        """The tree JSON of ``hichunk chunk --format json`` (text without a format is plain text)."""
+    def chunk(self, source: str | bytes, settings: ChunkSettings, encoding: str = "utf-8") -> dict:
+        """The tree JSON of ``hichunk chunk --format json``: ``source`` is text (without a format: plain text)
+        or an uploaded file's bytes (PDF and DOCX too)."""
         from hichunk.api import make_chunker
-        from hichunk.document import parse_document
+        from hichunk.document import parse_bytes, parse_document
         from hichunk.tree import to_dict
 
         key = (settings.method, settings.leaf_tokens, settings.max_level, settings.merge_over_chunk, settings.hints)
@@ -265,7 +266,10 @@ class Service:
                                        hints=settings.hints)
                 self._chunkers[key] = (chunker, threading.Lock())
             chunker, lock = self._chunkers[key]
-        doc = parse_document(text, settings.format or "text", settings.name)
+        if isinstance(source, bytes):
+            doc = parse_bytes(source, settings.format or "text", settings.name, encoding)
+        else:
+            doc = parse_document(source, settings.format or "text", settings.name)
         with lock:  # a chunker (and its model) serves one document at a time
             return to_dict(chunker.chunk(doc))
 
@@ -338,17 +342,18 @@ def create_app(index: Index, allow_update: bool = False, max_body: int = MAX_BOD
     async def chunk(request: Request) -> JSONResponse:
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind == "multipart/form-data":
-            text, settings = await _uploaded(request)
+            source, settings, encoding = await _uploaded(request)
         elif kind in ("application/json", ""):
             body = await _json_body(request)
             try:
                 parsed = ChunkRequest.model_validate(body)
             except ValidationError as exc:
                 raise ServiceError(422, _validation_message(exc)) from None
-            text, settings = parsed.text, ChunkSettings.model_validate(parsed.model_dump(exclude={"text"}))
+            source, encoding = parsed.text, "utf-8"
+            settings = ChunkSettings.model_validate(parsed.model_dump(exclude={"text"}))
         else:
             raise ServiceError(415, "send JSON ({\"text\": ..., \"format\": ...}) or a multipart file upload (field 'file')")
-        return JSONResponse(await run_in_threadpool(service.chunk, text, settings))
+        return JSONResponse(await run_in_threadpool(service.chunk, source, settings, encoding))
 
     @app.post("/index/update")
     def update(request: UpdateRequest) -> JSONResponse:
@@ -391,8 +396,8 @@ async def _json_body(request: Request) -> object:
         raise ServiceError(400, "the body is not JSON") from None
 
 
-async def _uploaded(request: Request) -> tuple[str, ChunkSettings]:
-    from hichunk.document import decode_bytes, detect_format
+async def _uploaded(request: Request) -> tuple[bytes, ChunkSettings, str]:
+    from hichunk.document import detect_format
 
     form = await request.form()
     upload = form.get("file")
@@ -410,4 +415,4 @@ async def _uploaded(request: Request) -> tuple[str, ChunkSettings]:
     except ValidationError as exc:
         raise ServiceError(422, _validation_message(exc)) from None
     data = await upload.read()
-    return decode_bytes(data, name, encoding), settings
+    return data, settings, encoding

@@ -66,13 +66,9 @@ def raw_cut(tree: ChunkTree, leaf: Node, clean_offset: int) -> int:
 
 
 def pages(tree: ChunkTree, start: int, end: int) -> tuple[int, int] | None:
-    """1-based first and last page of a raw span for paged documents (PDF), else None."""
-    return page_range(getattr(tree, "page_starts", None) or (), start, end)
+    """1-based first and last page of a raw span of a paged document (PDF), else None.
 
-
-def format_pages(page_span: tuple[int, int] | None) -> str:
-    """"p. 3" or "pp. 3-5" ("" without pages)."""
-    if page_span is None:
-        return ""
-    first, last = page_span
-    return f"p. {first}" if first == last else f"pp. {first}-{last}"
+    ``ChunkTree.pages(node)`` is the page range of a node's whole span; a passage's exact
+    span (whitespace trimmed, maybe cut short) can end on an earlier page.
+    """
+    return page_range(tree.page_starts, start, end)
