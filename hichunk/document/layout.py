@@ -60,9 +60,14 @@ class BodyMetrics:
     leading: float  # baseline to baseline within a paragraph
     left: tuple[float, float]  # left margin of even and odd pages
     right: list[float]  # right edge of the text on each page (0-based page index)
+    body_bold: bool = False  # most body text reads as bold (some fonts report a heavy weight for a regular face)
 
     def ratio(self, line: TextLine) -> float:
         return line.size / self.size
+
+    def bold(self, line: TextLine) -> bool:
+        """Bold relative to the body: when the body itself reads as bold, weight tells nothing."""
+        return line.bold and not self.body_bold
 
     def indent(self, line: TextLine) -> float:
         """Left edge minus the page's left margin, in body font sizes."""
@@ -99,7 +104,8 @@ def body_metrics(lines: list[TextLine], n_pages: int) -> BodyMetrics:
     known = {p: max(xs) for p, xs in per_page.items() if len(xs) >= 3}
     fallback = sorted(known.values())[len(known) // 2] if known else max((ln.x1 for ln in lines), default=0.0)
     right = [known.get(p, fallback) for p in range(1, n_pages + 1)]
-    return BodyMetrics(size, leading, left, right)
+    body_bold = sum(ln.end - ln.start for ln in body if ln.bold) > 0.5 * sum(ln.end - ln.start for ln in body)
+    return BodyMetrics(size, leading, left, right, body_bold)
 
 
 def _number(token: str) -> int | None:
@@ -160,7 +166,7 @@ def mark_furniture(text: str, lines: list[TextLine], page_heights: list[float], 
     keys = []
     for ln, band, rank in _candidates(lines, page_heights):
         s = text[ln.start : ln.end]
-        plain = metrics.ratio(ln) <= 1.15 and not (rank and ln.bold)
+        plain = metrics.ratio(ln) <= 1.15 and not (rank and metrics.bold(ln))
         key = (band, _DIGITS.sub("#", " ".join(s.lower().split()))) if plain else None
         numbered = []
         if plain and len(s) <= 120:  # longer lines with a leading number are footnotes

@@ -126,7 +126,7 @@ class _Reflow:
         gap = 0.0
         if above is not None and above.page == line.page and line.y > above.y:
             gap = max(0.0, (line.y - above.y - self.step(line)) / m.leading)
-        return LineStyle(page=line.page, size=round(m.ratio(line), 2), bold=line.bold, italic=line.italic,
+        return LineStyle(page=line.page, size=round(m.ratio(line), 2), bold=m.bold(line), italic=line.italic,
                          indent=round(m.indent(line), 2), gap=round(gap, 2))
 
 
