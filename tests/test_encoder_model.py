@@ -213,8 +213,8 @@ def test_edge_documents_stay_lossless(shipped):
 @pytest.mark.slow
 def test_a_150k_word_document_goes_window_by_window(shipped):
     para = "This is a sentence of ordinary prose that keeps going for a while. " * 6
-    sections = [f"## Part {i}\n\n" + (para + "\n\n") * 5 for i in range(400)]
-    text = "# Big\n\n" + "".join(sections)
+    sections = [f"## 1.{i} Topic number {i}\n\n" + (para + "\n\n") * 5 for i in range(1, 401)]
+    text = "# 1 Big\n\n" + "".join(sections)  # one level-1 segment: later windows carry its level-2 starts
     assert len(text.split()) > 150_000
     calls = []
 
