@@ -203,3 +203,15 @@ def test_pdf_passages_are_exact_spans_of_the_extracted_text_with_pages(pdf_tree,
         if options.mode == "paper":
             assert pdf_tree.clean[p.clean_start : p.clean_end] == piece
     assert tokenizer.count(result.context) <= options.budget
+
+
+def test_a_budget_too_small_for_any_text_gives_no_passage():
+    from hichunk.tokens import load_tokenizer
+
+    tokenizer = load_tokenizer()
+    tree = chunk_document(parse_document("<p>中文</p>\n<h1>alpha</h1>\n", "html", "doc"), "structure", ChunkOptions(leaf_tokens=12))
+    for auto_merge in (False, True):
+        options = FillOptions(budget=1, mode="reference", fill="truncate", auto_merge=auto_merge)
+        result = search({"doc": tree}, [("doc", 0)], options, tokenizer)
+        check_exact(result, {"doc": tree}, options)
+        assert all(p.text for p in result.passages)

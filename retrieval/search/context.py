@@ -209,7 +209,7 @@ def _cut(context: str, pieces: list[_Piece], separator: str, budget: int, tokeni
             p.cut(cut_text[pos:] if keep_tail else cut_text[pos:].rstrip())
         kept.append(p)
         pos = end + len(separator)
-    kept = [p for p in kept if p.text or p is kept[0]]
+    kept = [p for p in kept if p.text.strip()]  # a budget too small for one visible character keeps no passage
     if not keep_tail:
         tokens = tokenizer.count(cut_text)
     return cut_text, kept, tokens
