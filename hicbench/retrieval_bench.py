@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from hichunk.bench.stats import fmt_ci
+from hichunk.bench.stats import fmt_ci, mean_ci
 
 
 def _load(args):
@@ -119,6 +119,311 @@ def cmd_latency(args) -> int:
     return 0
 
 
+# -- ANN backends: recall, latency, build time and memory ------------------------------------------
+
+class MixtureModel:
+    """Synthetic vectors shaped like real ones: k-means clusters of the real vectors, and around each
+    centre the real vectors' residual spread (principal components, variances), L2-normalised."""
+
+    def __init__(self, centres: np.ndarray, weights: np.ndarray, basis: np.ndarray, scales: np.ndarray, rest: float):
+        self.centres, self.weights, self.basis, self.scales, self.rest = centres, weights, basis, scales, rest
+
+    @classmethod
+    def fit(cls, real: np.ndarray, clusters: int = 64, components: int = 128, seed: int = 0) -> MixtureModel:
+        rng = np.random.default_rng(seed)
+        centres = real[rng.choice(len(real), clusters, replace=False)].copy()
+        for _ in range(20):  # plain k-means on cosine similarity
+            assign = np.argmax(real @ centres.T, axis=1)
+            for c in range(clusters):
+                members = real[assign == c]
+                if len(members):
+                    centres[c] = members.mean(axis=0)
+        residual = real - centres[assign]
+        _, sing, vt = np.linalg.svd(residual - residual.mean(axis=0), full_matrices=False)
+        var = sing**2 / len(real)
+        rest = float(np.sqrt(var[components:].mean())) if len(var) > components else 0.0
+        weights = np.bincount(assign, minlength=clusters) / len(real)
+        return cls(centres.astype(np.float32), weights, vt[:components].astype(np.float32),
+                   np.sqrt(var[:components]).astype(np.float32), rest)
+
+    def sample(self, n: int, seed: int) -> np.ndarray:
+        rng = np.random.default_rng(seed)
+        dim = self.centres.shape[1]
+        out = np.empty((n, dim), dtype=np.float32)
+        for start in range(0, n, 65536):
+            m = min(65536, n - start)
+            c = rng.choice(len(self.centres), m, p=self.weights)
+            z = rng.standard_normal((m, len(self.scales)), dtype=np.float32) * self.scales
+            v = self.centres[c] + z @ self.basis + self.rest * rng.standard_normal((m, dim), dtype=np.float32)
+            out[start : start + m] = v / np.linalg.norm(v, axis=1, keepdims=True)
+        return out
+
+
+def _real_vectors(path: str) -> np.ndarray:
+    """Leaf vectors from an index directory, an embedding cache (.sqlite) or a .npy file."""
+    if os.path.isdir(path):
+        from hichunk.retrieval.index import Index
+
+        vectors = Index.open(path).pool().vectors
+    elif path.endswith(".npy"):
+        vectors = np.load(path)
+    else:
+        from hichunk.kvcache import KVCache
+
+        kv = KVCache(path, "embedding cache")
+        rows = kv._db.execute("SELECT value FROM kv ORDER BY key").fetchall()
+        vectors = np.stack([np.frombuffer(r[0], dtype=np.float32) for r in rows])
+    return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def _question_vectors(data: str, embedder: str | None, limit: int) -> np.ndarray:
+    from hichunk.bench.data.hicbench_format import load_dataset
+    from hichunk.retrieval.embedders import load_embedder
+
+    questions = [q.input for q in load_dataset(data).qas][:limit]
+    return np.asarray(load_embedder(embedder).embed_queries(questions), dtype=np.float32)
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _exact_top(matrix: np.ndarray, queries: np.ndarray, k: int) -> list[set[int]]:
+    out = []
+    for start in range(0, len(queries), 32):
+        scores = queries[start : start + 32] @ matrix.T
+        for row in scores:
+            top = np.argpartition(-row, k)[:k]
+            out.append(set(top.tolist()))
+    return out
+
+
+class _Backend:
+    """One library behind build(vectors) and candidates(query, count) -> row ids; rows re-scored exactly."""
+
+    name = ""
+
+    def build(self, vectors: np.ndarray) -> None: ...
+
+    def candidates(self, query: np.ndarray, count: int) -> np.ndarray: ...
+
+    def nbytes(self) -> int: ...
+
+
+class _Usearch(_Backend):
+    def __init__(self, dtype: str):
+        self.name, self.dtype = f"usearch-{dtype}", dtype
+
+    def build(self, vectors):
+        from hichunk.retrieval.index.ann import AnnParams, Graph
+
+        self.graph = Graph.build(np.arange(len(vectors), dtype=np.uint64), vectors, AnnParams(dtype=self.dtype))
+
+    def candidates(self, query, count):
+        return self.graph.search(query, count).astype(np.int64)
+
+    def nbytes(self):
+        return len(self.graph.to_bytes())
+
+
+class _FaissHNSW(_Backend):
+    name = "faiss-hnsw-f32"
+
+    def build(self, vectors):
+        import faiss
+
+        faiss.omp_set_num_threads(os.cpu_count() or 1)
+        self.index = faiss.IndexHNSWFlat(vectors.shape[1], 16, faiss.METRIC_INNER_PRODUCT)
+        self.index.hnsw.efConstruction = 128
+        self.index.add(vectors)
+        faiss.omp_set_num_threads(1)
+
+    def candidates(self, query, count):
+        import faiss
+
+        params = faiss.SearchParametersHNSW()
+        params.efSearch = max(count, 64)
+        return self.index.search(query[None], count, params=params)[1][0]
+
+    def nbytes(self):
+        import faiss
+
+        return len(faiss.serialize_index(self.index))
+
+
+class _FaissIVF(_Backend):
+    name = "faiss-ivf-flat"
+
+    def build(self, vectors):
+        import faiss
+
+        faiss.omp_set_num_threads(os.cpu_count() or 1)
+        nlist = max(16, int(4 * np.sqrt(len(vectors))))
+        quantizer = faiss.IndexFlatIP(vectors.shape[1])
+        self.index = faiss.IndexIVFFlat(quantizer, vectors.shape[1], nlist, faiss.METRIC_INNER_PRODUCT)
+        sample = vectors[np.random.default_rng(0).choice(len(vectors), min(len(vectors), 64 * nlist), replace=False)]
+        self.index.train(sample)
+        self.index.add(vectors)
+        self.index.nprobe = max(1, nlist // 32)
+        faiss.omp_set_num_threads(1)
+
+    def candidates(self, query, count):
+        ids = self.index.search(query[None], count)[1][0]
+        return ids[ids >= 0]
+
+    def nbytes(self):
+        import faiss
+
+        return len(faiss.serialize_index(self.index))
+
+
+class _Hnswlib(_Backend):
+    name = "hnswlib-f32"
+
+    def build(self, vectors):
+        import hnswlib
+
+        self.index = hnswlib.Index(space="ip", dim=vectors.shape[1])
+        self.index.init_index(max_elements=len(vectors), ef_construction=128, M=16)
+        self.index.set_num_threads(os.cpu_count() or 1)
+        self.index.add_items(vectors, np.arange(len(vectors)))
+        self.index.set_num_threads(1)
+
+    def candidates(self, query, count):
+        self.index.set_ef(max(count, 64))
+        return self.index.knn_query(query[None], count)[0][0].astype(np.int64)
+
+    def nbytes(self):
+        import tempfile
+
+        with tempfile.NamedTemporaryFile() as fh:
+            self.index.save_index(fh.name)
+            return os.path.getsize(fh.name)
+
+
+BACKENDS = {"usearch-i8": lambda: _Usearch("i8"), "usearch-f16": lambda: _Usearch("f16"),
+            "usearch-f32": lambda: _Usearch("f32"), "faiss-hnsw": _FaissHNSW, "faiss-ivf": _FaissIVF,
+            "hnswlib": _Hnswlib}
+
+
+def _timed_ranking(rank, queries: np.ndarray, k: int) -> tuple[np.ndarray, list[set[int]]]:
+    """Milliseconds per query and the top-k rows each found."""
+    times, found = [], []
+    for q in queries:
+        started = time.perf_counter()
+        rows = rank(q, k)
+        times.append(time.perf_counter() - started)
+        found.append(set(int(r) for r in rows[:k]))
+    return np.array(times) * 1e3, found
+
+
+def _report_backend(name: str, size: int, ms: np.ndarray, found, truth, build_s: float, nbytes: int, rss: int,
+                    k: int) -> None:
+    recall = [len(f & t) / k for f, t in zip(found, truth)]
+    est = mean_ci(recall)
+    print(f"  {name:15s} n={size}: recall@{k} {est.value:.4f} (95% CI {est.low:.4f}-{est.high:.4f}, n={est.n}); "
+          f"p50 {fmt_ci(ms, np.median)} ms, p95 {fmt_ci(ms, _p95)} ms; build {build_s:.1f}s; "
+          f"{nbytes / size:.0f} B/leaf ({nbytes / 2**20:.0f} MiB), RSS +{rss / 2**20:.0f} MiB", flush=True)
+
+
+def _p95(x, axis=None):
+    return np.quantile(x, 0.95, axis=axis)
+
+
+def cmd_ann(args) -> int:
+    from itertools import islice
+
+    from hichunk.retrieval.index.ann import OVERSAMPLE
+    from hichunk.retrieval.index.candidates import AnnRanker, ExactRanker, KeyTable
+    from hichunk.retrieval.index.store import Pool
+    from hichunk.retrieval.search.ranking import top_rows
+
+    real = _real_vectors(args.vectors)
+    queries = _question_vectors(args.questions, args.embedder, args.queries) if args.questions else None
+    if queries is None:  # held-out real vectors, perturbed
+        rng = np.random.default_rng(1)
+        queries = real[rng.integers(0, len(real), args.queries)] + rng.normal(0, 0.03, (args.queries, real.shape[1]))
+        queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
+    model = MixtureModel.fit(real)
+    k = args.k
+    print(f"real vectors: {len(real)} x {real.shape[1]} from {args.vectors}; queries: {len(queries)} "
+          f"({'questions of ' + args.questions if args.questions else 'perturbed leaf vectors'}); k = {k}; "
+          f"graph candidates re-scored exactly: {OVERSAMPLE} x k; threads: build {os.cpu_count()}, search 1")
+    for size in [int(s) for s in args.sizes.split(",")]:
+        real_kind = size <= len(real) and not args.synthetic
+        matrix = real[:size] if real_kind else model.sample(size, seed=size)
+        truth = _exact_top(matrix, queries, k)
+        print(f"{size} leaves ({'real' if real_kind else 'synthetic, mixture fitted to the real vectors'}); "
+              f"mean cosine of the k-th neighbour {np.mean([np.sort(matrix[list(t)] @ q)[0] for t, q in zip(truth, queries)]):.3f}",
+              flush=True)
+        # the product's rankers, over a table of 50-leaf documents (graph key = row)
+        slots = (np.arange(size) // 50).astype(np.int32)
+        nodes = (np.arange(size) % 50 + 1).astype(np.int32)
+        names = [f"d{i:06d}" for i in range(int(slots[-1]) + 1)]
+        table = KeyTable(np.arange(size, dtype=np.uint64), slots, nodes, names, lambda pos, m=matrix: m[pos], matrix.shape[1])
+
+        def rows_of(candidates, kk):
+            return np.array([50 * int(d[1:]) + n - 1 for d, n, _ in islice(candidates, kk)])
+
+        for name in args.backends.split(","):
+            if name == "exact":
+                ranker = ExactRanker(Pool(matrix, slots, nodes, names))
+                ms, found = _timed_ranking(lambda q, kk, r=ranker: rows_of(r.ranked(q), kk), queries, k)
+                _report_backend("exact", size, ms, found, truth, 0.0, matrix.nbytes, 0, k)
+                continue
+            backend = BACKENDS[name]()
+            rss = _rss()
+            started = time.perf_counter()
+            backend.build(matrix)
+            build_s = time.perf_counter() - started
+            if name == "usearch-i8":  # the product's backend: its ranker, as a search runs it
+                ranker = AnnRanker(backend.graph, table)
+
+                def rank(q, kk, ranker=ranker):
+                    return rows_of(ranker.ranked(q), kk)
+            else:  # another library, its candidates re-scored the same way
+                def rank(q, kk, backend=backend, m=matrix):
+                    rows = np.sort(backend.candidates(q, OVERSAMPLE * kk))
+                    return rows[top_rows(m[rows] @ q, kk)]
+
+            ms, found = _timed_ranking(rank, queries, k)
+            _report_backend(name, size, ms, found, truth, build_s, backend.nbytes(), _rss() - rss, k)
+            del backend
+    print(f"load average (1 min): {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    return 0
+
+
+def cmd_rag_diff(args) -> int:
+    """Paired difference of evidence recall between two `hichunk bench rag` runs on the same questions."""
+    import json
+
+    from hichunk.bench.stats import paired_diff_ci
+
+    def load(path):
+        with open(os.path.join(path, "results.json"), encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data, {(i["method"], i["qid"]): i for i in data["items"]}
+
+    (a_data, a), (b_data, b) = load(args.a), load(args.b)
+    if set(a) != set(b):
+        raise SystemExit("the two runs did not answer the same questions with the same methods")
+    methods = list(dict.fromkeys(m for m, _ in a))
+    print(f"ERec in percent, mean over questions, paired difference B - A with a 95% bootstrap interval\n"
+          f"A: {args.a} ({a_data['run'].get('models', {}).get('retrieval', '')})\n"
+          f"B: {args.b} ({b_data['run'].get('models', {}).get('retrieval', '')})")
+    for budget in a_data["budgets"]:
+        for m in methods:
+            keys = [key for key in a if key[0] == m]
+            x = [100 * a[key]["recall"][str(budget)] for key in keys]
+            y = [100 * b[key]["recall"][str(budget)] for key in keys]
+            d = paired_diff_ci(y, x)
+            changed = sum(abs(p - q) > 1e-9 for p, q in zip(x, y))
+            print(f"  T={budget} {m:10s} A {np.mean(x):6.2f}  B {np.mean(y):6.2f}  B-A {d.value:+.2f} "
+                  f"[{d.low:+.2f}, {d.high:+.2f}] (n={d.n}, {changed} questions changed)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -139,6 +444,24 @@ def main(argv: list[str] | None = None) -> int:
     lat.add_argument("--work", default="/tmp/hichunk-bench-pools")
     lat.add_argument("--scoring-rows", type=int, default=1_000_000, help="also time bare scoring over this many rows (0: skip)")
     lat.set_defaults(run=cmd_latency)
+    ann = sub.add_parser("ann", help="recall@k, latency, build time and memory of exact search and ANN libraries")
+    ann.add_argument("--vectors", required=True, metavar="PATH",
+                     help="real leaf vectors: an index directory, an embedding cache (.sqlite) or a .npy file")
+    ann.add_argument("--questions", metavar="DIR", help="a benchmark folder whose questions are the queries "
+                     "(embedded with --embedder); default: real leaf vectors plus noise")
+    ann.add_argument("--embedder", default=None)
+    ann.add_argument("--queries", type=int, default=200)
+    ann.add_argument("--sizes", default="10000,100000,1000000",
+                     help="pool sizes; a size up to the number of real vectors uses them, larger ones are synthetic")
+    ann.add_argument("--synthetic", action="store_true", help="synthetic vectors at every size")
+    ann.add_argument("--backends", default="exact,usearch-i8",
+                     help=f"comma-separated: exact, {', '.join(BACKENDS)} (faiss-* need faiss-cpu, hnswlib hnswlib)")
+    ann.add_argument("--k", type=int, default=128)
+    ann.set_defaults(run=cmd_ann)
+    diff = sub.add_parser("rag-diff", help="paired ERec difference between two `hichunk bench rag` runs")
+    diff.add_argument("a", metavar="RUN_A", help="output folder of the first run")
+    diff.add_argument("b", metavar="RUN_B", help="output folder of the second run")
+    diff.set_defaults(run=cmd_rag_diff)
     args = parser.parse_args(argv)
     return args.run(args)
 

@@ -29,7 +29,7 @@ from hichunk.retrieval.index.ann import import_usearch
 from hichunk.retrieval.index.candidates import AnnRanker, Candidate, ExactRanker
 from hichunk.retrieval.index.config import ANN, IndexConfig
 from hichunk.retrieval.index.disk import DirectoryStore
-from hichunk.retrieval.index.ingest import DOCS_PER_GROUP, DocumentSource, Ingestor, TreeItem
+from hichunk.retrieval.index.ingest import DOCS_PER_GROUP, DocumentSource, Ingestor, PathLoader, TreeItem
 from hichunk.retrieval.index.memory import MemoryStore
 from hichunk.retrieval.index.reports import DocReport, UpdateReport
 from hichunk.retrieval.index.store import Pool, Staged, Store, Written, gather_pool
@@ -196,14 +196,12 @@ class Index:
         With ``ray`` (see ``add``), the largest files go first, so that a long
         document does not finish last.
         """
-        from hichunk.document import load_document
         from hichunk.document.inputs import collect_inputs
 
         found = collect_inputs(list(paths))
         if ray is not None:
             found.sort(key=lambda p: -_file_size(p))
-        return self.add([(doc_id_for(p), (lambda p=p: load_document(p))) for p in found], progress, group_size,
-                        ray, workers)
+        return self.add([(doc_id_for(p), PathLoader.here(p)) for p in found], progress, group_size, ray, workers)
 
     def add_trees(self, items: Iterable[TreeItem], progress: bool = False) -> UpdateReport:
         """Add or replace documents by chunk trees you already have; one commit.

@@ -12,6 +12,7 @@ version it replaces.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,38 @@ log = logging.getLogger(__name__)
 DOCS_PER_GROUP = 32  # documents chunked and encoded together (one length-sorted encoding pass)
 
 DocumentSource = tuple[str, Callable[[], Document]]  # (doc id, loader)
+
+
+@dataclass(frozen=True)
+class PathLoader:
+    """Loads the file at ``path`` (the document's name, as given) relative to ``base``.
+
+    A plain, picklable loader that works from any working directory, so a Ray
+    worker started elsewhere reads the same file and names the document the same.
+    """
+
+    path: str
+    base: str
+    format: str | None = None
+    encoding: str = "utf-8"
+    encoding_errors: str = "strict"
+
+    @classmethod
+    def here(cls, path: str, **options) -> PathLoader:
+        return cls(path, os.getcwd(), **options)
+
+    def __call__(self) -> Document:
+        from hichunk.document import load_document
+
+        full = os.path.join(self.base, self.path)
+        try:
+            doc = load_document(full, self.format, self.encoding, self.encoding_errors)
+        except HichunkError as exc:
+            if full == self.path:
+                raise
+            raise type(exc)(str(exc).replace(full, self.path)) from None
+        doc.name = self.path
+        return doc
 TreeItem = tuple  # (doc id, tree) or (doc id, tree, leaf vectors in leaf order)
 
 
