@@ -1,14 +1,22 @@
 """Index build throughput and query latency.
 
-    python -m hichunk.bench.retrieval_bench build   --corpus CORPUS --split dev --out /tmp/idx-dev
-    python -m hichunk.bench.retrieval_bench latency --from-index /tmp/idx-dev --sizes 10000,100000
+    python -m hichunk.bench.retrieval_bench build   --corpus CORPUS --split dev --out /tmp/idx-dev [--ray --workers 2]
+    python -m hichunk.bench.retrieval_bench latency --from-index /tmp/idx-dev --sizes 10000,100000 [--search exact,ann]
+    python -m hichunk.bench.retrieval_bench ann     --vectors /tmp/idx-dev --sizes 10000,100000,1000000
+    python -m hichunk.bench.retrieval_bench rag-diff RUN_A RUN_B
 
-``build`` indexes a corpus split with a fresh embedding cache and reports
-leaves/s and the share of wall time spent outside the encoder (chunking,
-cache, writing). ``latency`` replicates the trees and vectors of a built
+``build`` indexes a corpus split with a fresh embedding cache (``--repeat``
+times) and reports documents/s, leaves/s and the share of time outside the
+encoder (chunking, cache, writing; on Ray: of the workers' capacity), and on
+Ray the per-worker rate and the driver's work per leaf. ``latency`` replicates the trees and vectors of a built
 index into pools of the given sizes (each replica's vectors perturbed, so
 rankings differ) and times queries from ranking to finished context,
-excluding query encoding: query vectors are leaf vectors plus noise.
+excluding query encoding: query vectors are leaf vectors plus noise
+(``--search exact,ann`` times both backends). ``ann`` compares exact search
+with ANN libraries on real leaf vectors and, at sizes beyond them, synthetic
+vectors drawn from a mixture fitted to them: recall@k against exact, latency,
+build time and memory. ``rag-diff`` gives the paired difference of evidence
+recall between two ``hichunk bench rag`` runs (e.g. exact vs ANN).
 """
 
 from __future__ import annotations
@@ -27,39 +35,85 @@ def _load(args):
     return os.getloadavg()[0]
 
 
-def cmd_build(args) -> int:
+def _corpus_items(args):
     from hichunk.bench.data.corpus import load_split
     from hichunk.document import parse_document
-    from hichunk.retrieval.index import Index, IndexConfig
 
     docs = list(load_split(args.corpus, args.split))[: args.limit]
-    if os.path.exists(args.out):
-        shutil.rmtree(args.out)
-    index = Index.create(args.out, IndexConfig(embedder=args.embedder, method=args.method, breadcrumb=not args.no_breadcrumb))
-    index.embedder.embed_queries(["warm up"])  # model load is not build time
-    load_before = _load(args)
-    report = index.add([(d.id, (lambda d=d: parse_document(d.markdown, "markdown", d.id))) for d in docs], progress=True)
-    outside = report.seconds - report.encode_seconds
-    print(f"documents: {len(docs)} ({args.split}), leaves: {report.leaves}, encoded: {report.encoded}, "
-          f"embedder: {index.embedder.id}, method: {args.method}")
-    print(f"build: {report.seconds:.1f}s, {report.leaves / report.seconds:.1f} leaves/s; encoder {report.encode_seconds:.1f}s "
-          f"({report.leaves / max(report.encode_seconds, 1e-9):.1f} leaves/s inside it); "
-          f"outside the encoder: {outside:.1f}s = {100 * outside / report.seconds:.1f}% of the time")
-    print(f"load average (1 min) before/after: {load_before:.1f}/{_load(args):.1f} on {os.cpu_count()} cores")
+    docs.sort(key=lambda d: -len(d.markdown))  # largest first, as add_paths orders files for Ray
+    return docs, [(d.id, (lambda d=d: parse_document(d.markdown, "markdown", d.id))) for d in docs]
+
+
+def _start_ray(args):
+    """Start (or join) Ray before timing, and load the embedder once in every worker."""
+    from hichunk.retrieval.index.distributed import LOCAL, embed_task, import_ray
+
+    ray = import_ray()
     started = time.perf_counter()
-    again = index.add([(d.id, (lambda d=d: parse_document(d.markdown, "markdown", d.id))) for d in docs])
-    print(f"re-run on unchanged sources: {time.perf_counter() - started:.2f}s, {again.encoded} encoded")
+    if args.ray == LOCAL:
+        ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
+    else:
+        ray.init(address=args.ray, include_dashboard=False, log_to_driver=False)
+    up = time.perf_counter() - started
+    warm = ray.remote(num_cpus=1)(embed_task)
+    workers = args.workers or int(ray.cluster_resources().get("CPU", 1))
+    ray.get([warm.remote(args.embedder or "", ["warm up"]) for _ in range(workers)])
+    print(f"Ray: started in {up:.1f}s, {workers} workers warmed (embedder loaded) in "
+          f"{time.perf_counter() - started - up:.1f}s; neither is build time")
+    return ray, workers
+
+
+def cmd_build(args) -> int:
+    from hichunk.bench.stats import bootstrap_ci
+    from hichunk.retrieval.index import Index, IndexConfig
+
+    docs, items = _corpus_items(args)
+    ray, workers = _start_ray(args) if args.ray else (None, 1)
+    config = IndexConfig(embedder=args.embedder, method=args.method, breadcrumb=not args.no_breadcrumb)
+    runs, tasks = [], []
+    load_before = _load(args)
+    for run in range(args.repeat):
+        if os.path.exists(args.out):
+            shutil.rmtree(args.out)
+        index = Index.create(args.out, config)  # a fresh index: an empty embedding cache
+        index.embedder.embed_queries(["warm up"])  # model load is not build time
+        report = index.add(items, progress=not args.quiet, ray=args.ray, workers=args.workers if args.ray else None)
+        capacity = report.seconds * workers  # worker-seconds available
+        runs.append((len(docs) / report.seconds, report.leaves / report.seconds,
+                     1 - report.encode_seconds / capacity, report.driver_seconds / max(report.leaves, 1)))
+        tasks += [n / s for n, s in report.encode_tasks if s > 0]
+        print(f"run {run + 1}: {report.seconds:.1f}s, {report.leaves} leaves ({report.encoded} encoded), "
+              f"encoder {report.encode_seconds:.1f}s" + (f", driver {report.driver_seconds:.2f}s" if args.ray else ""),
+              flush=True)
+        index.close()
+    where = f"Ray ({args.ray}), {workers} workers" if args.ray else "local (this process)"
+    print(f"documents: {len(docs)} ({args.split}), leaves: {report.leaves}, embedder: {index.embedder.id}, "
+          f"method: {args.method}; {where}; {args.repeat} runs, each on a fresh index and cache")
+    for label, col, unit in (("documents/s", 0, ""), ("leaves/s", 1, ""), ("time outside the embedder", 2, "%")):
+        values = [r[col] * (100 if unit else 1) for r in runs]
+        v, lo, hi = bootstrap_ci(values)
+        print(f"  {label}: median {v:.2f}{unit} (95% CI {lo:.2f}-{hi:.2f}, n={len(values)} runs)")
+    if tasks:
+        print(f"  per worker inside the embedder: median {fmt_ci(tasks)} leaves/s over embedding tasks")
+        per_leaf = float(np.median([r[3] for r in runs]))
+        print(f"  driver work per leaf: {per_leaf * 1e3:.3f} ms (the ceiling of one driver: "
+              f"{1 / max(per_leaf, 1e-12):.0f} leaves/s)")
+    print(f"load average (1 min) before/after: {load_before:.1f}/{_load(args):.1f} on {os.cpu_count()} cores")
+    if ray is not None:
+        ray.shutdown()
     return 0
 
 
-def _replicate(source, out: str, size: int, seed: int):
+def _replicate(source, out: str, size: int, seed: int, search: str = "exact"):
+    from dataclasses import replace
+
     from hichunk.retrieval.index import Index
 
     rng = np.random.default_rng(seed)
     vectors, row_doc, row_node, names = source.pool()
     if os.path.exists(out):
         shutil.rmtree(out)
-    index = Index.create(out, source.config)
+    index = Index.create(out, replace(source.config, search=search))
     trees = {name: source.tree(name) for name in names}
     rows_of = {name: np.flatnonzero(row_doc == slot) for slot, name in enumerate(names)}
     items, total, copy = [], 0, 0
@@ -80,34 +134,25 @@ def _replicate(source, out: str, size: int, seed: int):
 
 def cmd_latency(args) -> int:
     from hichunk.retrieval.index import Index
-    from hichunk.retrieval.search import FillOptions, search_vector
 
     source = Index.open(args.from_index)
     base, _, _, _ = source.pool()
     rng = np.random.default_rng(0)
     for size in [int(s) for s in args.sizes.split(",")]:
-        index = _replicate(source, os.path.join(args.work, f"pool-{size}"), size, seed=size)
-        vectors, _, _, names = index.pool()
         picks = rng.integers(0, len(base), args.queries)
         queries = base[picks] + rng.normal(0, 0.05, (args.queries, base.shape[1])).astype(np.float32)
         queries /= np.linalg.norm(queries, axis=1, keepdims=True)
-        for auto_merge in (True, False):
-            options = FillOptions(budget=args.budget, auto_merge=auto_merge)
-            cold, warm = [], []
-            for timings in (cold, warm):  # first pass loads trees from disk, second finds them cached
-                for q in queries:
-                    started = time.perf_counter()
-                    search_vector(index, q, "", options)
-                    timings.append(time.perf_counter() - started)
-            ms = np.array(warm) * 1e3
-            print(f"{len(vectors)} leaves in {len(names)} docs, T={args.budget}, auto-merge={auto_merge}: "
-                  f"warm p50 {fmt_ci(ms, np.median)} ms, p95 {fmt_ci(ms, lambda x, axis=None: np.quantile(x, 0.95, axis=axis))} ms; "
-                  f"cold p50 {np.median(cold) * 1e3:.1f} ms")
+        for search in args.search.split(","):
+            started = time.perf_counter()
+            index = _replicate(source, os.path.join(args.work, f"pool-{size}-{search}"), size, seed=size, search=search)
+            print(f"{search}: index of {index.n_leaves} leaves written in {time.perf_counter() - started:.1f}s", flush=True)
+            _time_searches(index, queries, args, search)
+        vectors = index.pool().vectors
         started = time.perf_counter()
         for q in queries[:50]:
             s = vectors @ q
             np.argpartition(-s, 64)[:64]
-        print(f"  of which scoring + top-64 alone: {(time.perf_counter() - started) / 50 * 1e3:.2f} ms per query")
+        print(f"  exact scoring + top-64 alone: {(time.perf_counter() - started) / 50 * 1e3:.2f} ms per query")
     if args.scoring_rows:
         matrix = rng.standard_normal((args.scoring_rows, base.shape[1]), dtype=np.float32)
         started = time.perf_counter()
@@ -117,6 +162,23 @@ def cmd_latency(args) -> int:
         print(f"scoring + top-64 over {args.scoring_rows} random vectors: {(time.perf_counter() - started) / 20 * 1e3:.1f} ms per query")
     print(f"load average (1 min): {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     return 0
+
+
+def _time_searches(index, queries: np.ndarray, args, search: str) -> None:
+    from hichunk.retrieval.search import FillOptions, search_vector
+
+    for auto_merge in (True, False):
+        options = FillOptions(budget=args.budget, auto_merge=auto_merge)
+        cold, warm = [], []
+        for timings in (cold, warm):  # first pass loads trees (and the graph) from disk, second finds them cached
+            for q in queries:
+                started = time.perf_counter()
+                search_vector(index, q, "", options)
+                timings.append(time.perf_counter() - started)
+        ms = np.array(warm) * 1e3
+        print(f"  {search}: {index.n_leaves} leaves in {len(index.docs)} docs, T={args.budget}, auto-merge={auto_merge}: "
+              f"warm p50 {fmt_ci(ms, np.median)} ms, p95 {fmt_ci(ms, _p95)} ms; cold p50 {np.median(cold) * 1e3:.1f} ms",
+              flush=True)
 
 
 # -- ANN backends: recall, latency, build time and memory ------------------------------------------
@@ -435,6 +497,11 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--method", default="structure")
     b.add_argument("--no-breadcrumb", action="store_true")
     b.add_argument("--out", default="/tmp/hichunk-bench-idx")
+    b.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="build on Ray: a local Ray (no ADDRESS) with --workers CPUs, or a cluster address")
+    b.add_argument("--workers", type=int, default=None, help="Ray workers (default: all cores)")
+    b.add_argument("--repeat", type=int, default=3, help="builds, each on a fresh index and cache (default: 3)")
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(run=cmd_build)
     lat = sub.add_parser("latency")
     lat.add_argument("--from-index", required=True)
@@ -443,6 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     lat.add_argument("--budget", type=int, default=4096)
     lat.add_argument("--work", default="/tmp/hichunk-bench-pools")
     lat.add_argument("--scoring-rows", type=int, default=1_000_000, help="also time bare scoring over this many rows (0: skip)")
+    lat.add_argument("--search", default="exact", help="search backends to time, comma-separated: exact, ann")
     lat.set_defaults(run=cmd_latency)
     ann = sub.add_parser("ann", help="recall@k, latency, build time and memory of exact search and ANN libraries")
     ann.add_argument("--vectors", required=True, metavar="PATH",

@@ -290,13 +290,18 @@ class _Pipeline:
                     break
                 done = ex.wait(list(running))
                 kind, keys = running.pop(done)
+                result = ex.result(done)
+                started = time.perf_counter()
                 if kind == "chunk":
-                    self._chunked(ex.result(done))
+                    self._chunked(result)
                 else:
-                    self._embedded(keys, *ex.result(done))
+                    self._embedded(keys, *result)
+                self.ingest.report.driver_seconds += time.perf_counter() - started
         if self._waiting:  # cannot happen: every key was queued
             raise HichunkError(f"internal error: {len(self._waiting)} documents still wait for vectors")
+        started = time.perf_counter()
         self._flush()
+        self.ingest.report.driver_seconds += time.perf_counter() - started
         return self.written
 
     def _chunked(self, results: list[tuple[Version | DocReport, list[bytes] | None]]) -> None:
@@ -342,6 +347,7 @@ class _Pipeline:
         report = self.ingest.report
         report.encoded += len(keys)
         report.encode_seconds += seconds
+        report.encode_tasks.append((len(keys), seconds))
         for key, vector in zip(keys, vectors):
             for doc, rows in self._wanted.pop(key):
                 pending = self._waiting[doc]
