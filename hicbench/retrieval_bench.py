@@ -268,7 +268,7 @@ class _Backend:
 
     def build(self, vectors: np.ndarray) -> None: ...
 
-    def candidates(self, query: np.ndarray, count: int) -> np.ndarray: ...
+    def candidates(self, query: np.ndarray, count: int, expansion: int) -> np.ndarray: ...
 
     def nbytes(self) -> int: ...
 
@@ -282,8 +282,8 @@ class _Usearch(_Backend):
 
         self.graph = Graph.build(np.arange(len(vectors), dtype=np.uint64), vectors, AnnParams(dtype=self.dtype))
 
-    def candidates(self, query, count):
-        return self.graph.search(query, count).astype(np.int64)
+    def candidates(self, query, count, expansion):
+        return self.graph.search(query, count, expansion).astype(np.int64)
 
     def nbytes(self):
         return len(self.graph.to_bytes())
@@ -295,17 +295,20 @@ class _FaissHNSW(_Backend):
     def build(self, vectors):
         import faiss
 
+        from hichunk.retrieval.index.ann import AnnParams
+
         faiss.omp_set_num_threads(os.cpu_count() or 1)
-        self.index = faiss.IndexHNSWFlat(vectors.shape[1], 16, faiss.METRIC_INNER_PRODUCT)
-        self.index.hnsw.efConstruction = 128
+        params = AnnParams()
+        self.index = faiss.IndexHNSWFlat(vectors.shape[1], params.connectivity, faiss.METRIC_INNER_PRODUCT)
+        self.index.hnsw.efConstruction = params.expansion_add
         self.index.add(vectors)
         faiss.omp_set_num_threads(1)
 
-    def candidates(self, query, count):
+    def candidates(self, query, count, expansion):
         import faiss
 
         params = faiss.SearchParametersHNSW()
-        params.efSearch = max(count, 64)
+        params.efSearch = max(count, expansion)
         return self.index.search(query[None], count, params=params)[1][0]
 
     def nbytes(self):
@@ -327,10 +330,12 @@ class _FaissIVF(_Backend):
         sample = vectors[np.random.default_rng(0).choice(len(vectors), min(len(vectors), 64 * nlist), replace=False)]
         self.index.train(sample)
         self.index.add(vectors)
-        self.index.nprobe = max(1, nlist // 32)
+        self.nlist = nlist
         faiss.omp_set_num_threads(1)
 
-    def candidates(self, query, count):
+    def candidates(self, query, count, expansion):
+        # the knob that trades recall for time here is the share of lists scanned: expansion / 8 percent
+        self.index.nprobe = max(1, round(self.nlist * expansion / (128 * 800)))
         ids = self.index.search(query[None], count)[1][0]
         return ids[ids >= 0]
 
@@ -346,14 +351,17 @@ class _Hnswlib(_Backend):
     def build(self, vectors):
         import hnswlib
 
+        from hichunk.retrieval.index.ann import AnnParams
+
+        params = AnnParams()
         self.index = hnswlib.Index(space="ip", dim=vectors.shape[1])
-        self.index.init_index(max_elements=len(vectors), ef_construction=128, M=16)
+        self.index.init_index(max_elements=len(vectors), ef_construction=params.expansion_add, M=params.connectivity)
         self.index.set_num_threads(os.cpu_count() or 1)
         self.index.add_items(vectors, np.arange(len(vectors)))
         self.index.set_num_threads(1)
 
-    def candidates(self, query, count):
-        self.index.set_ef(max(count, 64))
+    def candidates(self, query, count, expansion):
+        self.index.set_ef(max(count, expansion))
         return self.index.knn_query(query[None], count)[0][0].astype(np.int64)
 
     def nbytes(self):
@@ -384,7 +392,7 @@ def _report_backend(name: str, size: int, ms: np.ndarray, found, truth, build_s:
                     k: int) -> None:
     recall = [len(f & t) / k for f, t in zip(found, truth)]
     est = mean_ci(recall)
-    print(f"  {name:15s} n={size}: recall@{k} {est.value:.4f} (95% CI {est.low:.4f}-{est.high:.4f}, n={est.n}); "
+    print(f"  {name:19s} n={size}: recall@{k} {est.value:.4f} (95% CI {est.low:.4f}-{est.high:.4f}, n={est.n}); "
           f"p50 {fmt_ci(ms, np.median)} ms, p95 {fmt_ci(ms, _p95)} ms; build {build_s:.1f}s; "
           f"{nbytes / size:.0f} B/leaf ({nbytes / 2**20:.0f} MiB), RSS +{rss / 2**20:.0f} MiB", flush=True)
 
@@ -439,18 +447,20 @@ def cmd_ann(args) -> int:
             started = time.perf_counter()
             backend.build(matrix)
             build_s = time.perf_counter() - started
-            if name == "usearch-i8":  # the product's backend: its ranker, as a search runs it
-                ranker = AnnRanker(backend.graph, table)
+            nbytes, grown = backend.nbytes(), _rss() - rss
+            for expansion in [int(e) for e in args.expansions.split(",")]:
+                if name == "usearch-i8":  # the product's backend: its ranker, as a search runs it
+                    ranker = AnnRanker(backend.graph, table, expansion)
 
-                def rank(q, kk, ranker=ranker):
-                    return rows_of(ranker.ranked(q), kk)
-            else:  # another library, its candidates re-scored the same way
-                def rank(q, kk, backend=backend, m=matrix):
-                    rows = np.sort(backend.candidates(q, OVERSAMPLE * kk))
-                    return rows[top_rows(m[rows] @ q, kk)]
+                    def rank(q, kk, ranker=ranker):
+                        return rows_of(ranker.ranked(q), kk)
+                else:  # another library, its candidates re-scored the same way
+                    def rank(q, kk, backend=backend, m=matrix, e=expansion):
+                        rows = np.sort(backend.candidates(q, OVERSAMPLE * kk, e * kk))
+                        return rows[top_rows(m[rows] @ q, kk)]
 
-            ms, found = _timed_ranking(rank, queries, k)
-            _report_backend(name, size, ms, found, truth, build_s, backend.nbytes(), _rss() - rss, k)
+                ms, found = _timed_ranking(rank, queries, k)
+                _report_backend(f"{name} x{expansion}", size, ms, found, truth, build_s, nbytes, grown, k)
             del backend
     print(f"load average (1 min): {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     return 0
@@ -525,6 +535,9 @@ def main(argv: list[str] | None = None) -> int:
     ann.add_argument("--backends", default="exact,usearch-i8",
                      help=f"comma-separated: exact, {', '.join(BACKENDS)} (faiss-* need faiss-cpu, hnswlib hnswlib)")
     ann.add_argument("--k", type=int, default=128)
+    ann.add_argument("--expansions", default="8",
+                     help="graph search lists to time, as multiples of k, comma-separated (default: 8, the product's; "
+                     "faiss-ivf scans expansion/8 percent of its lists)")
     ann.set_defaults(run=cmd_ann)
     diff = sub.add_parser("rag-diff", help="paired ERec difference between two `hichunk bench rag` runs")
     diff.add_argument("a", metavar="RUN_A", help="output folder of the first run")

@@ -33,10 +33,11 @@ def test_ann_command_compares_backends(tmp_path, capsys):
     real /= np.linalg.norm(real, axis=1, keepdims=True)
     np.save(tmp_path / "v.npy", real)
     assert retrieval_bench.main(["ann", "--vectors", str(tmp_path / "v.npy"), "--sizes", "500,1500", "--queries", "20",
-                                 "--backends", "exact,usearch-i8", "--k", "16"]) == 0
+                                 "--backends", "exact,usearch-i8", "--k", "16", "--expansions", "2,4"]) == 0
     out = capsys.readouterr().out
     assert "500 leaves (real)" in out and "1500 leaves (synthetic" in out
-    assert out.count("recall@16") == 4 and "exact           n=500: recall@16 1.0000" in out
+    assert out.count("recall@16") == 6 and "exact               n=500: recall@16 1.0000" in out
+    assert "usearch-i8 x2" in out
 
 
 def test_rag_diff_pairs_questions(tmp_path, capsys):

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 ANN_HINT = 'pip install "hichunk[ann]"'
 OVERSAMPLE = 2  # graph candidates per result, re-scored exactly
+EXPANSION = 8  # the graph search's candidate list per result (usearch expansion_search = EXPANSION x k)
 KEY_SHIFT = 32
 
 
@@ -56,8 +57,8 @@ class AnnParams:
     while inserting, and the scalar type of the graph's vector copies."""
 
     dtype: str = "i8"
-    connectivity: int = 16
-    expansion_add: int = 128
+    connectivity: int = 32
+    expansion_add: int = 256
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -102,12 +103,13 @@ class Graph:
     def keys(self) -> np.ndarray:
         return np.sort(np.asarray(self.index.keys, dtype=np.uint64))
 
-    def search(self, vector: np.ndarray, count: int) -> np.ndarray:
-        """Keys of about the ``count`` nearest vectors (fewer when the graph holds fewer)."""
+    def search(self, vector: np.ndarray, count: int, expansion: int = 0) -> np.ndarray:
+        """Keys of about the ``count`` nearest vectors (fewer when the graph holds fewer), searched with a
+        candidate list of ``expansion`` (at least ``count``): longer finds more of the true nearest, slower."""
         count = min(count, len(self.index))
         if count <= 0:
             return np.zeros(0, dtype=np.uint64)
-        self.index.expansion_search = max(count, 64)
+        self.index.expansion_search = max(count, expansion, 64)
         found = self.index.search(np.asarray(vector, dtype=np.float32), count, threads=1)
         return np.asarray(found.keys, dtype=np.uint64)
 

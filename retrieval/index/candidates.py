@@ -4,8 +4,8 @@ This is what Auto-Merge walks (``hichunk.retrieval.search.fill_context``), whate
 
 * ``ExactRanker``: dot products with every live leaf (or with the leaves of the documents asked for),
   ranked in growing blocks (``hichunk.retrieval.search.ranking``).
-* ``AnnRanker``: the HNSW graph (``ann``) proposes ``OVERSAMPLE`` x k candidates, which are scored
-  exactly from the float32 vectors and ranked; k starts at ``FIRST_BLOCK`` and grows when the walk
+* ``AnnRanker``: the HNSW graph (``ann``), searched with a candidate list of ``EXPANSION`` x k, proposes
+  ``OVERSAMPLE`` x k candidates, which are scored exactly from the float32 vectors and ranked; k starts at ``FIRST_BLOCK`` and grows when the walk
   asks for more. Scores are exact dot products; only the candidate set is approximate.
 
 Both order ties the same way: by document id, then leaf order (the pool's row order), so the two
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hichunk.errors import HichunkError
-from hichunk.retrieval.index.ann import OVERSAMPLE, Fetch, Graph
+from hichunk.retrieval.index.ann import EXPANSION, OVERSAMPLE, Fetch, Graph
 from hichunk.retrieval.index.store import Pool
 from hichunk.retrieval.search.ranking import GROWTH, ranked_rows
 
@@ -94,10 +94,13 @@ class KeyTable:
 
 
 class AnnRanker:
-    """Graph candidates re-scored exactly, in blocks that grow when the walk asks for more."""
+    """Graph candidates re-scored exactly, in blocks that grow when the walk asks for more.
 
-    def __init__(self, graph: Graph, table: KeyTable):
-        self.graph, self.table = graph, table
+    ``expansion``: the graph search's candidate list, per leaf of the first block (recall against
+    latency; the README gives measured pairs)."""
+
+    def __init__(self, graph: Graph, table: KeyTable, expansion: int = EXPANSION):
+        self.graph, self.table, self.expansion = graph, table, expansion
 
     def ranked(self, vector: np.ndarray, docs: list[str] | None = None) -> Iterator[Candidate]:
         table = self.table
@@ -117,7 +120,7 @@ class AnnRanker:
         k = FIRST_BLOCK
         while True:
             count = int(np.ceil(OVERSAMPLE * k * spread))
-            pos = table.positions(np.sort(self.graph.search(vector, count)))
+            pos = table.positions(np.sort(self.graph.search(vector, count, int(self.expansion * FIRST_BLOCK * spread))))
             if allowed is not None:
                 pos = pos[allowed[pos]]
             scores = table.fetch(pos) @ vector
