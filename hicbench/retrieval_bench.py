@@ -25,6 +25,7 @@ import argparse
 import os
 import shutil
 import time
+from itertools import islice
 
 import numpy as np
 
@@ -402,8 +403,6 @@ def _p95(x, axis=None):
 
 
 def cmd_ann(args) -> int:
-    from itertools import islice
-
     from hichunk.retrieval.index.ann import OVERSAMPLE
     from hichunk.retrieval.index.candidates import AnnRanker, ExactRanker, KeyTable
     from hichunk.retrieval.index.store import Pool
@@ -461,9 +460,49 @@ def cmd_ann(args) -> int:
 
                 ms, found = _timed_ranking(rank, queries, k)
                 _report_backend(f"{name} x{expansion}", size, ms, found, truth, build_s, nbytes, grown, k)
+            if name == "usearch-i8":
+                _time_update(backend.graph, matrix, table, queries, truth, k, model)
             del backend
     print(f"load average (1 min): {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     return 0
+
+
+def _time_update(graph, matrix: np.ndarray, table, queries: np.ndarray, truth, k: int, model: MixtureModel) -> None:
+    """What a commit that replaces 1% of the rows costs the graph: removal by key + insertion, then the
+    new file (serialised, hashed, written); and recall afterwards (the removed rows' vectors stay out)."""
+    import hashlib
+    import tempfile
+
+    from hichunk.retrieval.index.candidates import AnnRanker, KeyTable
+
+    n = len(matrix)
+    dead = np.random.default_rng(2).choice(n, max(1, n // 100), replace=False).astype(np.uint64)
+    fresh = model.sample(len(dead), seed=n + 1)
+    started = time.perf_counter()
+    graph.remove(dead)
+    new_keys = np.arange(n, n + len(dead), dtype=np.uint64)
+    graph.add(new_keys, fresh)
+    changed = time.perf_counter() - started
+    started = time.perf_counter()
+    data = graph.to_bytes()
+    hashlib.sha256(data).hexdigest()
+    with tempfile.NamedTemporaryFile(dir=".") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    written = time.perf_counter() - started
+    live = np.setdiff1d(np.arange(n), dead.astype(np.int64))
+    both = np.concatenate([matrix[live], fresh])
+    keys = np.concatenate([live.astype(np.uint64), new_keys])
+    after = KeyTable(keys, (np.arange(len(keys)) // 50).astype(np.int32), (np.arange(len(keys)) % 50 + 1).astype(np.int32),
+                     [f"d{i:06d}" for i in range(len(keys) // 50 + 1)], lambda pos: both[pos], both.shape[1])
+    truth_after = _exact_top(both, queries, k)
+    ranker = AnnRanker(graph, after)
+    recall = np.mean([len({50 * int(d[1:]) + m - 1 for d, m, _ in islice(ranker.ranked(q), k)} & t) / k
+                      for q, t in zip(queries, truth_after)])
+    print(f"  update of 1% ({len(dead)} rows removed by key, {len(dead)} added): {changed:.2f}s in the graph, "
+          f"{written:.2f}s to serialise, hash and write the new {len(data) / 2**20:.0f} MiB file; "
+          f"recall@{k} afterwards {recall:.4f}", flush=True)
 
 
 def cmd_rag_diff(args) -> int:

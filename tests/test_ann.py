@@ -255,3 +255,16 @@ def test_shards_must_hold_disjoint_documents_of_one_embedder(corpus):
     other = Index.memory(IndexConfig(leaf_tokens=24, embedder="minilm"), embedder=HashEmbedder())
     with pytest.raises(HichunkError, match="shards must share"):
         ShardedIndex([a, other])
+
+
+def test_the_graph_search_list_can_be_set_per_index(corpus, capsys):
+    from hichunk.cli import main
+
+    ann, exact = build("ann", "ann"), build("exact", "exact")
+    ann.ann_expansion = 2
+    assert ann.ranker().expansion == 2
+    same_results(exact, ann)
+    with pytest.raises(HichunkError, match="at least 1"):
+        ann.ann_expansion = 0
+    assert main(["query", "--index", "ann", "--ann-expansion", "3", "--budget", "30", "kites"]) == 2  # other embedder
+    assert "built with embedder" in capsys.readouterr().err

@@ -32,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tokenizer", default=None, metavar="NAME", help="tokenizer the budget is counted in (default: the index's)")
     p.add_argument("--doc", action="append", metavar="ID", help="search only these documents (repeatable)")
     p.add_argument("--max-candidates", type=_positive, default=1000, metavar="K", help="ranked leaves looked at, at most")
+    p.add_argument("--ann-expansion", type=_positive, default=None, metavar="E",
+                   help="indexes built with --search ann: the graph search's candidate list, per leaf of the first "
+                   "128 (default: 8; larger finds more of the exact ranking, slower)")
     p.add_argument("--json", action="store_true", help="JSON: context, passages with provenance, merges")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
     p.set_defaults(handler=run)
@@ -75,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
     if (args.query is None) == (args.queries is None):
         raise HichunkError("give a question or --queries FILE (not both)")
     index = Index.open(args.index)
+    if args.ann_expansion is not None:
+        index.ann_expansion = args.ann_expansion
     options = FillOptions(budget=args.budget, auto_merge=not args.no_auto_merge, mode=args.mode, fill=args.fill,
                           order=args.order, separator=args.separator, max_candidates=args.max_candidates)
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None

@@ -25,7 +25,7 @@ import numpy as np
 from hichunk.errors import HichunkError
 from hichunk.kvcache import MEMORY, KVCache
 from hichunk.retrieval.embedders import CachedEmbedder, Embedder, load_embedder
-from hichunk.retrieval.index.ann import import_usearch
+from hichunk.retrieval.index.ann import EXPANSION, import_usearch
 from hichunk.retrieval.index.candidates import AnnRanker, Candidate, ExactRanker
 from hichunk.retrieval.index.config import ANN, IndexConfig
 from hichunk.retrieval.index.disk import DirectoryStore
@@ -72,6 +72,7 @@ class Index:
         self._views: OrderedDict[tuple[str, str], TreeView] = OrderedDict()
         self._pool: Pool | None = None
         self._ranker: ExactRanker | AnnRanker | None = None
+        self._ann_expansion = EXPANSION
         self._generation = store.generation
 
     @classmethod
@@ -137,10 +138,24 @@ class Index:
         if self._ranker is None:
             if self.config.search == ANN:
                 table = self.store.key_table()
-                self._ranker = AnnRanker(self.store.ann_graph(table), table)
+                self._ranker = AnnRanker(self.store.ann_graph(table), table, self.ann_expansion)
             else:
                 self._ranker = ExactRanker(self.pool())
         return self._ranker
+
+    @property
+    def ann_expansion(self) -> int:
+        """Search "ann": the graph search's candidate list per leaf of the first block of 128 (default 8;
+        larger finds more of the exact top leaves and takes longer)."""
+        return self._ann_expansion
+
+    @ann_expansion.setter
+    def ann_expansion(self, value: int) -> None:
+        if int(value) < 1:
+            raise HichunkError(f"the ANN expansion must be at least 1 (got {value})")
+        self._ann_expansion = int(value)
+        if isinstance(self._ranker, AnnRanker):
+            self._ranker.expansion = self._ann_expansion
 
     def ranked(self, vector: np.ndarray, docs: list[str] | None = None) -> Iterator[Candidate]:
         """``(doc, leaf node id, score)`` best first for a query vector; ``docs`` limits the pool."""
