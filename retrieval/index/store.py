@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
 from hichunk.retrieval.index.config import IndexConfig
 from hichunk.tree.model import ChunkTree
+
+if TYPE_CHECKING:
+    from hichunk.retrieval.index.ann import Graph
+    from hichunk.retrieval.index.candidates import KeyTable
 
 
 @dataclass
@@ -78,6 +82,14 @@ class Store(Protocol):
 
     def commit(self, written: list[Written], removed: set[str], embedder_id: str | None) -> None:
         """Make the ``written`` batches and the removal of ``removed`` visible at once (all or nothing)."""
+        ...
+
+    def key_table(self) -> KeyTable:
+        """Search "ann": every live leaf with its graph key, document and node, and a way to read its vector."""
+        ...
+
+    def ann_graph(self, table: KeyTable) -> Graph:
+        """Search "ann": the graph of exactly ``table``'s keys (the committed one, checked, or one built now)."""
         ...
 
 
