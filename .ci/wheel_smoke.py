@@ -51,6 +51,13 @@ def main(wheel: str) -> None:
     run_cli("-q", "index", "build", sample, "--index", idx)
     answer = json.loads(run_cli("query", "--index", idx, "--budget", "500", "--json", "How large should the battery be?"))
     check(bool(answer["passages"]), "hichunk index build + hichunk query return passages")
+    with open(sample, encoding="utf-8") as fh:
+        raw = fh.read()
+    check(all(p["text"] == raw[p["start"] : p["end"]] for p in answer["passages"]), "every passage is raw[start:end]")
+    if importlib.util.find_spec("fastapi") is None:
+        proc = subprocess.run(["hichunk", "serve", "--index", idx], capture_output=True, text=True)
+        check(proc.returncode == 2 and proc.stderr.strip().endswith('pip install "hichunk[serve]"')
+              and "Traceback" not in proc.stderr, "hichunk serve without the serve extra names it in one line")
 
     import evaluate
 

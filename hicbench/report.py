@@ -82,6 +82,9 @@ def write_report(out_dir: str, text: str, results: dict) -> tuple[str, str]:
 def line_plot(path: str, x: Sequence[float], series: dict[str, Sequence[Estimate]], xlabel: str, ylabel: str,
               title: str, scale: float = 100.0, categorical: bool = False) -> str:
     """One line per series with its 95% band; ``categorical`` puts x labels at equal spacing."""
+    from hichunk.extras import require_extra
+
+    require_extra("bench", "matplotlib", what="benchmark plots")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -52,6 +52,13 @@ def chunk(source: str | os.PathLike | Document, method: str = DEFAULT_METHOD, *,
     embedder object. ``options``: ``ChunkOptions`` fields (``leaf_tokens``,
     ``max_level``, ``merge_over_chunk``, ``hints``, ``tokenizer``).
     """
+    chunker = make_chunker(method, model=model, embedder=embedder, **options)
+    return chunker.chunk(as_document(source, format))
+
+
+def make_chunker(method: str = DEFAULT_METHOD, *, model: str | SplitPointModel | None = None,
+                 embedder: str | Embedder | None = None, **options: Any):
+    """The chunker ``chunk`` uses, made once (models loaded, options checked) to chunk many documents."""
     try:
         opts = ChunkOptions(**options)
     except TypeError as exc:
@@ -67,5 +74,4 @@ def chunk(source: str | os.PathLike | Document, method: str = DEFAULT_METHOD, *,
         if method != "semantic":
             raise HichunkError(f"an embedder only applies to the semantic method, not {method}")
         extra["embedder"] = load_embedder(embedder) if isinstance(embedder, str) else embedder
-    chunker = get_chunker(method, opts, **extra)
-    return chunker.chunk(as_document(source, format))
+    return get_chunker(method, opts, **extra)

@@ -14,7 +14,9 @@ Failure policy:
   is switched off and the run goes on without it. A cache only saves time;
   what it would have returned is recomputed.
 
-``path=":memory:"`` keeps the cache in memory (nothing on disk).
+``path=":memory:"`` keeps the cache in memory (nothing on disk). One cache
+object may be shared by threads (a server's workers): its connection is used
+under a lock, one statement or transaction at a time.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 
 from hichunk.errors import HichunkError
@@ -38,10 +41,11 @@ class KVCache:
     def __init__(self, path: str, what: str = "cache", timeout: float = 60.0):
         self.path, self.what = path, what
         self._db: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
         try:
             if path != MEMORY:
                 os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+            db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.Error) as exc:
             raise HichunkError(f"cannot open the {what} {path}: {_reason(exc)}") from None
         try:
@@ -64,23 +68,22 @@ class KVCache:
 
     def _switch_off(self, exc: Exception) -> None:
         log.warning("%s %s switched off (the run goes on without it): %s", self.what, self.path, _reason(exc))
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        self.close()
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
         """The stored values of those ``keys`` that are present."""
         out: dict[bytes, bytes] = {}
         unique = list(dict.fromkeys(keys))
-        try:
-            for start in range(0, len(unique), _QUERY_KEYS):
-                if self._db is None:
-                    break
-                part = unique[start : start + _QUERY_KEYS]
-                rows = self._db.execute(f"SELECT key, value FROM kv WHERE key IN ({','.join('?' * len(part))})", part)
-                out.update((bytes(k), bytes(v)) for k, v in rows)
-        except sqlite3.Error as exc:
-            self._switch_off(exc)
+        with self._lock:
+            try:
+                for start in range(0, len(unique), _QUERY_KEYS):
+                    if self._db is None:
+                        break
+                    part = unique[start : start + _QUERY_KEYS]
+                    rows = self._db.execute(f"SELECT key, value FROM kv WHERE key IN ({','.join('?' * len(part))})", part)
+                    out.update((bytes(k), bytes(v)) for k, v in rows)
+            except sqlite3.Error as exc:
+                self._switch_off(exc)
         return out
 
     def get(self, key: bytes) -> bytes | None:
@@ -89,34 +92,37 @@ class KVCache:
     def put_many(self, items: Iterable[tuple[bytes, bytes]]) -> None:
         """Store all ``items`` in one transaction (all of them survive a crash, or none)."""
         rows = list(items)
-        if self._db is None or not rows:
-            return
-        db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            db.executemany("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", rows)
-            db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if db.in_transaction:
-                db.rollback()
-            self._switch_off(exc)
+        with self._lock:
+            if self._db is None or not rows:
+                return
+            db = self._db
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", rows)
+                db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if db.in_transaction:
+                    db.rollback()
+                self._switch_off(exc)
 
     def put(self, key: bytes, value: bytes) -> None:
         self.put_many([(key, value)])
 
     def __len__(self) -> int:
-        if self._db is None:
-            return 0
-        try:
-            return int(self._db.execute("SELECT COUNT(*) FROM kv").fetchone()[0])
-        except sqlite3.Error as exc:
-            self._switch_off(exc)
-            return 0
+        with self._lock:
+            if self._db is None:
+                return 0
+            try:
+                return int(self._db.execute("SELECT COUNT(*) FROM kv").fetchone()[0])
+            except sqlite3.Error as exc:
+                self._switch_off(exc)
+                return 0
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
 
 def _reason(exc: Exception) -> str:

@@ -20,6 +20,10 @@ from hichunk.document.model import Document
 # Sentences shorter than this (stripped) are glued to the next one on the same
 # line, as in the reference implementation.
 MIN_SENTENCE_CHARS = 10
+# A line this short that does not end like a sentence is one unit: a heading ("Chapter 3. Description",
+# "I. Command-line options"), a label or a list item, never cut after its number.
+SHORT_LINE_CHARS = 80
+_ENDS_SENTENCE = re.compile(r"[.!?。！？；;…][\"'”’)\]」』）》】]*\s*$")
 MAX_CHARS_EN = 1000
 MAX_CHARS_ZH = 100
 
@@ -85,6 +89,8 @@ def split_line(text: str) -> list[tuple[int, int]]:
     """Sentence spans covering one line of text (whitespace stays with the sentence on its left)."""
     if not text.strip():
         return []
+    if len(text.strip()) <= SHORT_LINE_CHARS and not _ENDS_SENTENCE.search(text):
+        return [(0, len(text))]
     pieces: list[tuple[int, int]] = []
     zh = _CJK.search(text) is not None
     for a, b in _zh_pieces(text) if zh else [(0, len(text))]:

@@ -19,6 +19,7 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from hichunk.errors import HichunkError
+from hichunk.extras import require_extra
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,11 @@ def load_adapter_model(folder: str, settings):
     from hichunk.models.prompt import INSTRUCTION
 
     meta = AdapterMeta.load(folder)
+    require_extra("gen", "peft", what="a LoRA adapter model")
+    if meta.base == SMOLLM2_BASE:
+        from hichunk.models.smollm import check_convertible
+
+        check_convertible()
     instruction = INSTRUCTION if settings.instruction is None else settings.instruction
     if instruction_sha256(instruction) != meta.instruction_sha256:
         log.warning("%s was trained with another instruction than the one given: expect worse answers", folder)

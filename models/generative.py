@@ -29,6 +29,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 
 from hichunk.errors import HichunkError
+from hichunk.extras import require_extra
 from hichunk.models.prompt import INSTRUCTION, build_prompt, parse_answer
 from hichunk.protocol import ParseError, Prediction, Window
 from hichunk.tokens import Tokenizer
@@ -230,10 +231,9 @@ class HFCausalLM(GenerativeModel):
 
 def merge_adapter(model, adapter: str):
     """``model`` with the LoRA adapter in folder ``adapter`` merged into its weights (needs ``peft``)."""
-    try:
-        from peft import PeftModel
-    except ImportError:
-        raise HichunkError("a LoRA adapter needs the peft package: pip install peft") from None
+    require_extra("gen", "peft", what="a LoRA adapter model")
+    from peft import PeftModel
+
     try:
         return PeftModel.from_pretrained(model, adapter).merge_and_unload()
     except (OSError, ValueError, KeyError, RuntimeError) as exc:

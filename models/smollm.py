@@ -20,6 +20,7 @@ import shutil
 import tempfile
 
 from hichunk.errors import HichunkError
+from hichunk.extras import require_extra
 from hichunk.paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -45,16 +46,19 @@ def models_cache_dir() -> str:
     return cache_dir("models")
 
 
+def check_convertible(cache_dir: str | None = None) -> None:
+    """Before any work: converting the GGUF file (needed once, until the copy is cached) needs the gguf package."""
+    if not os.path.isfile(os.path.join(cache_dir or models_cache_dir(), CACHE_NAME, "config.json")):
+        require_extra("gen", "gguf", what="reading SmolLM2's GGUF file")
+
+
 def smollm2_dir(cache_dir: str | None = None) -> str:
     """A Hugging Face directory holding SmolLM2-135M-Instruct, converted from the GGUF on first use."""
     target = os.path.join(cache_dir or models_cache_dir(), CACHE_NAME)
     if os.path.isfile(os.path.join(target, "config.json")):
         return target
     source = gguf_path()
-    try:
-        import gguf  # noqa: F401  (transformers needs it to read GGUF files)
-    except ImportError:
-        raise HichunkError("reading SmolLM2's GGUF file needs the gguf package: pip install gguf") from None
+    check_convertible(cache_dir)
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     log.info("converting %s to a Hugging Face directory in %s (once)", source, target)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from hypothesis import strategies as st
 
 from hichunk.tree.model import CHUNK, LEAF, ROOT, SECTION, ChunkTree, Node, Split
 
@@ -65,6 +66,19 @@ def make_tree(spec: list, name: str = "doc") -> ChunkTree:
     nodes[0].end = nodes[0].clean_end = len(text)
     nodes[0].tokens = sum(nodes[c].tokens for c in nodes[0].children)
     return ChunkTree(name, text, text, nodes, [Split(0, 0, 1)], {"tokenizer": tok.name})
+
+
+@st.composite
+def random_trees(draw, name: str = "doc") -> ChunkTree:
+    """A random tree of up to three levels, leaves of 1-12 distinct words (hypothesis)."""
+    counter = iter(range(10**6))
+
+    def node(depth):
+        if depth >= 3 or draw(st.booleans()):
+            return [words(f"w{next(counter)}_", draw(st.integers(1, 12))) for _ in range(draw(st.integers(1, 4)))]
+        return [node(depth + 1) for _ in range(draw(st.integers(1, 3)))]
+
+    return make_tree([node(0) for _ in range(draw(st.integers(1, 3)))], name)
 
 
 def leaf_ids(tree: ChunkTree) -> list[int]:

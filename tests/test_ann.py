@@ -21,11 +21,14 @@ from test_index import DOCS, ROOT, state, write_docs
 from hichunk.errors import HichunkError
 from hichunk.retrieval import FillOptions, Index, IndexConfig, ShardedIndex
 from hichunk.retrieval.index import candidates
-from hichunk.retrieval.index.ann import Graph
+from hichunk.retrieval.index.ann import Graph, import_usearch
 from hichunk.retrieval.index.candidates import AnnRanker, ExactRanker, KeyTable
 from hichunk.retrieval.index.store import Pool
 
-pytest.importorskip("usearch")
+try:
+    import_usearch()  # imports Ray first when it is installed (see import_usearch)
+except HichunkError:
+    pytest.skip("usearch is not installed", allow_module_level=True)
 
 QUERIES = ["how often should I clean the panels?", "茶叶怎么储存？", "kneading the dough", "the"]
 
@@ -209,6 +212,22 @@ def test_filtered_queries_scan_small_selections_exactly_and_search_large_ones(mo
     assert len({(d, n) for d, n, _ in got} & {(d, n) for d, n, _ in want}) >= 0.95 * 128
     with pytest.raises(HichunkError, match="no document"):
         ranker.ranked(vectors[0], ["nope"])
+
+
+def test_concurrent_graph_searches_with_different_lists_give_their_own_results():
+    """usearch keeps the candidate list length on the index; each search must use its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    table, vectors = synthetic_table(5_000)
+    graph = Graph.build(table.keys, vectors)
+    rng = np.random.default_rng(2)
+    queries = vectors[rng.integers(0, len(vectors), 24)] + 0.3 * rng.standard_normal((24, vectors.shape[1])).astype(np.float32)
+    jobs = [(i, expansion) for i in range(len(queries)) for expansion in (1, 4096)] * 4
+    alone = {(i, e): graph.search(queries[i], 128, e).tolist() for i, e in set(jobs)}
+    assert any(alone[(i, 1)] != alone[(i, 4096)] for i in range(len(queries)))  # the setting matters here
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(lambda job: graph.search(queries[job[0]], 128, job[1]).tolist(), jobs))
+    assert together == [alone[job] for job in jobs]
 
 
 def _take(iterator, n):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from retrieval_helpers import WordTokenizer, leaf_ids, make_tree, words
+from retrieval_helpers import WordTokenizer, leaf_ids, make_tree, random_trees, words
 
 from hichunk.errors import HichunkError
 from hichunk.retrieval.search import FillOptions, TreeView, assemble, fill_context
@@ -151,14 +151,7 @@ def test_bad_options():
 
 @st.composite
 def trees_and_rankings(draw):
-    counter = iter(range(10**6))
-
-    def node(depth):
-        if depth >= 3 or draw(st.booleans()):
-            return [words(f"w{next(counter)}_", draw(st.integers(1, 12))) for _ in range(draw(st.integers(1, 4)))]
-        return [node(depth + 1) for _ in range(draw(st.integers(1, 3)))]
-
-    tree = make_tree([node(0) for _ in range(draw(st.integers(1, 3)))])
+    tree = draw(random_trees())
     n = len(leaf_ids(tree))
     ranking = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=2 * n))
     return tree, ranking

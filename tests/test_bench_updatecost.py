@@ -49,6 +49,8 @@ def test_every_edit_kind_changes_what_it_says(kind):
         assert new_text.startswith(OTHER[0]) or new_text.startswith(OTHER[1])
     if kind == "insert-start":
         assert edit.new.startswith("# Handbook\n\n" + new_text)
+    if kind == "insert-top":
+        assert edit.new == new_text + "\n\n" + text
     if kind == "insert-end":
         assert edit.new.endswith(new_text + "\n")
     if kind == "replace-sentence":

@@ -141,7 +141,7 @@ def test_ray_settings_and_a_missing_ray(corpus, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails
     assert main(["-q", "index", "build", "docs", "--index", "idx", "--ray"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ['hichunk: error: distributed builds need Ray: pip install "hichunk[ray]"']
+    assert err == ['hichunk: error: a distributed build needs ray: pip install "hichunk[ray]"']
     assert not os.path.exists("idx")
     with pytest.raises(HichunkError, match="hichunk\\[ray\\]"):
         Index.memory(IndexConfig(leaf_tokens=24), embedder=HashEmbedder()).add_paths(["docs"], ray="local")
@@ -240,3 +240,28 @@ def test_a_killed_ray_driver_leaves_before_or_after_and_the_rerun_encodes_only_t
     if fault == "ray-cache-put:1":
         assert after_crash == before and 0 < cached_by_crash < needed
     assert not [n for n in os.listdir("idx") if n.endswith(".tmp")]
+
+
+
+GRAPH_THEN_RAY = """
+import sys
+from hichunk.retrieval.index.ann import import_usearch
+import_usearch()  # what an ANN index's first commit or search does
+assert "torch" not in sys.modules and "tokenizers" not in sys.modules  # (either, loaded first, hides the problem)
+import ray
+ray.init(num_cpus=1, include_dashboard=False)
+print(ray.get(ray.remote(lambda: "ok").remote()))
+ray.shutdown()
+"""
+
+
+@pytest.mark.slow
+def test_a_local_ray_starts_after_the_graph_library_is_loaded(tmp_path):
+    """usearch's compiled module loaded before Ray made ``ray.init`` abort (std::regex_error); import_usearch
+    imports Ray first."""
+    pytest.importorskip("ray")
+    pytest.importorskip("usearch")
+    done = subprocess.run([sys.executable, "-c", GRAPH_THEN_RAY], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "ok"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 
 import numpy as np
 import pytest
@@ -117,3 +118,39 @@ def test_flagembedding_backend_on_a_tiny_model(tmp_path, kind, prefix):
     q = plain.embed_queries([TEXTS[0]])[0]
     assert float(q @ plain.embed_passages([TEXTS[0]])[0]) < 0.999  # the instruction reaches the model
     assert plain.id != embedder.id
+
+
+def test_query_batcher_serves_many_threads():
+    """Concurrent callers each get their own vector; the encoder runs one batch at a time; errors reach every caller."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fakes import HashEmbedder
+
+    from hichunk.retrieval.embedders.batcher import QueryBatcher
+
+    embedder = HashEmbedder()
+    inside = threading.Semaphore(1)
+    sizes = []
+
+    def encode(texts):
+        assert inside.acquire(blocking=False), "two batches at once"
+        try:
+            sizes.append(len(texts))
+            time.sleep(0.002)
+            if "boom" in texts:
+                raise RuntimeError("encoder failed")
+            return embedder.embed_queries(texts)
+        finally:
+            inside.release()
+
+    batcher = QueryBatcher(encode, max_batch=8)
+    texts = [f"query number {i} about topic {i % 7}" for i in range(400)]
+    with ThreadPoolExecutor(32) as pool:
+        vectors = list(pool.map(batcher, texts))
+    for text, vector in zip(texts, vectors):
+        assert np.array_equal(vector, embedder.embed_queries([text])[0])
+    assert batcher.encoded == 400 and max(sizes) <= 8 and batcher.batches < 400  # some batching happened
+    with pytest.raises(RuntimeError, match="encoder failed"):
+        batcher("boom")
+    assert np.array_equal(batcher("after"), embedder.embed_queries(["after"])[0])  # still usable

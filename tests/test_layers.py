@@ -1,4 +1,5 @@
-"""Imports point one way: core <- models <- chunkers <- retrieval <- bench <- CLI and the front door.
+"""Imports point one way: core <- models <- chunkers <- retrieval <- bench <- CLI, the front door, the
+integrations, the HTTP service and the HTML views.
 
 Training (``hichunk.models.train``) reads corpora and scores dev splits, so it sits with the
 benchmarks, above retrieval; nothing that predicts imports it. Parsed from the source (AST), so an
@@ -23,6 +24,8 @@ LAYERS = {
     "hichunk.models.train": 4,
     "hichunk.cli": 5,
     "hichunk.integrations": 5,
+    "hichunk.serve": 5,
+    "hichunk.htmlview": 5,
     "hichunk.api": 5,
     "hichunk.__main__": 5,
 }

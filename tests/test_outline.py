@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from engine_doubles import ScriptedModel
 
 from hichunk.engine import EngineSettings, infer_points
@@ -71,3 +72,45 @@ def test_styles():
     assert heading_style("一、总体要求").numbering == "zh-enum" and heading_style("（一）范围").numbering == "zh-paren"
     assert heading_style("INTRODUCTION").caps and not heading_style("Plain words").informative
     assert heading_style("Title", LineLayout(underline="=")).underline == "="
+
+
+def test_a_start_on_running_text_has_no_title():
+    from hichunk.chunkers import ChunkOptions, get_chunker
+    from hichunk.document import parse_document
+
+    text = ("This paragraph was added at the top to greet readers who come from the old site of the project.\n\n"
+            "Installation\n\nRun the installer and wait until it is done.\n")
+    model = ScriptedModel(lambda w: format_answer([ChunkStart(0, 1, True), ChunkStart(1, 1, True)]), window_tokens=500)
+    tree = get_chunker("hichunk", ChunkOptions(hints="ignore", merge_over_chunk=False), model=model).chunk(parse_document(text, "text"))
+    titles = [n.title for n in tree.nodes if n.kind in ("section", "chunk")]
+    assert "Installation" in titles and not any(t and t.startswith("This paragraph") for t in titles)
+    assert all(not t or "This paragraph" not in t for leaf in tree.leaves() for t in tree.breadcrumb(leaf))
+
+
+@pytest.mark.slow
+def test_a_book_length_document_keeps_one_level_per_heading_style():
+    from hichunk.chunkers import ChunkOptions, get_chunker
+    from hichunk.document import parse_document
+
+    body = ("The system stores energy during the day and releases it in the evening. "
+            "Owners should check the inverter settings every season and keep the vents clear.")
+    parts = []
+    for c in range(1, 53):
+        parts.append(f"Chapter {c}. Topic number {c}\n\n{body} {body}\n\n")
+        for s in range(1, 6):
+            parts.append(f"{c}.{s} Section {s} of chapter {c}\n\n" + f"{body}\n\n" * 6)
+            for t in range(1, 3):
+                parts.append(f"{c}.{s}.{t} Detail {t}\n\n" + f"{body}\n\n" * 4)
+    text = "".join(parts)
+    assert len(text.split()) > 100_000
+    tree = get_chunker("hichunk", ChunkOptions(hints="ignore", merge_over_chunk=False)).chunk(parse_document(text, "text", "book"))
+    assert "".join(tree.raw_text(leaf) for leaf in tree.leaves()) == text
+    levels: dict[int, set[int]] = {}
+    for split in tree.splits:
+        line = text[split.start : text.index("\n", split.start)]
+        m = re.match(r"^(\d+(?:\.\d+)*) ", line)
+        if split.title and m:
+            levels.setdefault(len(m.group(1).split(".")), set()).add(split.level)
+    assert levels and all(len(found) == 1 for found in levels.values()), levels
+    depths = sorted(levels)
+    assert [next(iter(levels[d])) for d in depths] == sorted(next(iter(levels[d])) for d in depths)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from hichunk.document.load import load_document
 from hichunk.document.model import Document
+from hichunk.numbering import strip_heading_number
 
 _NOISE = re.compile(r"[\W_]+", re.UNICODE)
 MIN_PREFIX = 4  # a line must give at least this much of a title to be its first line
@@ -59,6 +60,14 @@ def _begins(line: str, title: str) -> bool:
     return bool(line) and (line.startswith(title) or (title.startswith(line) and len(line) >= min(len(title), MIN_PREFIX)))
 
 
+def _same_start(line: str, title: str) -> bool:
+    """The line begins the title (or the title the line), with or without heading numbers on either side:
+    a PDF outline often names "Introduction" where the page prints "1.1 Introduction"."""
+    if _begins(_norm(line), _norm(title)):
+        return True
+    return _begins(_norm(strip_heading_number(line)), _norm(strip_heading_number(title)))
+
+
 def placed_truth(doc: Document, headings: list[dict]) -> Truth:
     """Place labelled headings (``level`` plus ``offset`` into the raw text, or ``title`` and ``page``)."""
     truth = Truth()
@@ -70,13 +79,13 @@ def placed_truth(doc: Document, headings: list[dict]) -> Truth:
         if h.get("offset") is not None:
             index = max(bisect_right(raw_starts, int(h["offset"])) - 1, 0) if doc.lines else None
         else:
-            title, page = _norm(h.get("title") or ""), h.get("page")
+            title, page = h.get("title") or "", h.get("page")
             for i in range(cursor, len(doc.lines)):
                 line = doc.lines[i]
                 line_page = line.style.page if line.style is not None else 0
                 if page and line_page and line_page > int(page) + 1:
                     break
-                if (not page or not line_page or line_page >= int(page)) and title and _begins(_norm(line.text), title):
+                if (not page or not line_page or line_page >= int(page)) and _norm(title) and _same_start(line.text, title):
                     index = i
                     break
         if index is None:

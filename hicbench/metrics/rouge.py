@@ -19,6 +19,9 @@ _CJK = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
 
 @lru_cache(maxsize=1)
 def _scorer():
+    from hichunk.extras import require_extra
+
+    require_extra("bench", "rouge", what="Rouge-L scoring")
     from rouge import Rouge
 
     return Rouge(metrics=["rouge-l"])

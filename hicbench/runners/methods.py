@@ -100,7 +100,7 @@ def parse_method(label: str, leaf_tokens: int = DEFAULT_LEAF_TOKENS) -> MethodSp
     if base == "SC":
         return MethodSpec(name, "semantic", leaf_tokens, False, "ignore", auto_merge)
     chunker, _, size = base.partition(":")
-    if not chunker or (size and not size.isdigit()):
+    if not chunker or (size and not size.isdecimal()):
         raise HichunkError(f"unknown method {label!r}")
     hints = "use" if chunker == "structure" else "ignore"
     return MethodSpec(name, chunker, int(size) if size else leaf_tokens, False, hints, auto_merge)

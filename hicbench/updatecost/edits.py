@@ -3,10 +3,11 @@
 Kinds (``EDIT_KINDS``):
 
 * ``null``: the same text again (the control: every method must recompute nothing);
-* ``insert-start`` / ``insert-middle`` / ``insert-end``: a new paragraph of about
-  1% of the document's characters (at least one sentence), made of sentences of
-  another document, before the first body paragraph, before the body paragraph
-  nearest the middle, or after the last line;
+* ``insert-top`` / ``insert-start`` / ``insert-middle`` / ``insert-end``: a new
+  paragraph of about 1% of the document's characters (at least one sentence),
+  made of sentences of another document, before the document's first line (its
+  title, if it opens with one), before the first body paragraph, before the body
+  paragraph nearest the middle, or after the last line;
 * ``replace-sentence``: one body sentence (20+ characters) replaced by a
   sentence of another document;
 * ``delete-paragraph``: one body paragraph (with the blank line after it) removed;
@@ -27,7 +28,7 @@ from hichunk.document.markdown import parse_markdown
 from hichunk.document.model import Document
 from hichunk.sentences import split_sentences
 
-EDIT_KINDS = ("null", "insert-start", "insert-middle", "insert-end", "replace-sentence", "delete-paragraph",
+EDIT_KINDS = ("null", "insert-top", "insert-start", "insert-middle", "insert-end", "replace-sentence", "delete-paragraph",
               "move-section")
 INSERT_SHARE = 0.01
 MIN_REPLACED_CHARS = 20
@@ -99,6 +100,8 @@ def _insert(kind: str, text: str, doc: Document, para: str) -> Edit | None:
         sep = "" if text.endswith("\n") else "\n"
         piece = sep + "\n" + para + "\n"
         return Edit(kind, text, text + piece, [(len(text) + len(sep) + 1, len(text) + len(sep) + 1 + len(para))], len(text))
+    if kind == "insert-top":
+        return Edit(kind, text, para + "\n\n" + text, [(0, len(para))], 0)
     if not starts:
         return None
     if kind == "insert-start":

@@ -29,7 +29,7 @@ from hichunk.errors import HichunkError
 from hichunk.sentences import is_chinese
 from hichunk.tokens import Tokenizer
 
-POSITIONS = ("insert-start", "insert-middle", "insert-end")
+POSITIONS = ("insert-top", "insert-start", "insert-middle", "insert-end")
 
 
 @dataclass

@@ -12,7 +12,7 @@ from hichunk.errors import HichunkError
 
 # Sub-command modules under hichunk.cli, in --help order. Each defines
 # register(subparsers) and keeps heavy imports inside its handler.
-COMMAND_MODULES = ["demo", "chunk", "index", "query", "corpus", "train", "sft", "bench"]
+COMMAND_MODULES = ["demo", "chunk", "index", "query", "serve", "corpus", "train", "sft", "bench"]
 
 EXIT_OK, EXIT_PARTIAL, EXIT_ERROR = 0, 1, 2
 

@@ -7,6 +7,7 @@ import logging
 import os
 
 from hichunk.errors import HichunkError
+from hichunk.extras import require_extra
 
 log = logging.getLogger("hichunk")
 
@@ -162,6 +163,10 @@ def run_rag_cli(args: argparse.Namespace) -> int:
     if args.top_k <= 0:
         raise HichunkError("--top-k must be positive")
     endpoint = endpoint_from(args)
+    if len(budgets) > 1:  # the recall-vs-budget plot
+        require_extra("bench", "matplotlib", what="hichunk bench rag with several budgets")
+    if endpoint is not None:  # answers scored with Rouge-L
+        require_extra("bench", "rouge", what="hichunk bench rag with --endpoint")
     dataset = load_dataset(args.data, args.dataset)
     tokenizer = load_tokenizer(args.tokenizer)
     settings = RagSettings(budgets=budgets, top_k=args.top_k, punctuation=args.punctuation,
@@ -179,7 +184,7 @@ def run_update_cost_cli(args: argparse.Namespace) -> int:
     from hichunk.bench.data.hicbench_format import load_dataset
     from hichunk.bench.runners.methods import parse_methods
     from hichunk.bench.updatecost.edits import EDIT_KINDS
-    from hichunk.bench.updatecost.runner import run_update_cost, update_cost_report
+    from hichunk.bench.updatecost.runner import POSITIONS, run_update_cost, update_cost_report
     from hichunk.tokens import load_tokenizer
 
     specs = parse_methods(args.methods, args.leaf_tokens)
@@ -187,6 +192,8 @@ def run_update_cost_cli(args: argparse.Namespace) -> int:
     unknown = [k for k in kinds if k not in EDIT_KINDS]
     if unknown:
         raise HichunkError(f"unknown edit kind {unknown[0]!r} (choose from {', '.join(EDIT_KINDS)})")
+    if any(k in POSITIONS for k in kinds):  # the recompute-by-position plot
+        require_extra("bench", "matplotlib", what="hichunk bench update-cost with position edits")
     dataset = load_dataset(args.data, args.dataset)
     results = run_update_cost(dataset, specs, load_tokenizer(args.tokenizer), kinds, seed=args.seed,
                               max_docs=args.max_docs, on_error=args.on_error, progress=_progress(args),

@@ -8,23 +8,30 @@ import logging
 import sys
 from contextlib import ExitStack
 
-from hichunk.cli.options import add_chunk_options, add_input_options, add_model_options, chunk_options_from, load_input
-from hichunk.document.inputs import collect_inputs
+from hichunk.cli.options import (
+    add_chunk_options,
+    add_input_options,
+    add_model_options,
+    chunk_options_from,
+    input_paths,
+    load_input,
+)
 from hichunk.errors import HichunkError
 
 log = logging.getLogger("hichunk")
-FORMATS = ("tree", "splits", "json", "markdown")
+FORMATS = ("tree", "splits", "json", "markdown", "html")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "chunk",
         help="chunk documents into trees",
-        description="Chunk documents (text, Markdown, HTML, reST, man pages) into chunk trees. "
+        description="Chunk documents (text, Markdown, HTML, reST, man pages, PDF, DOCX) into chunk trees. "
         "Directories are walked for known document types.",
         epilog="formats: tree = readable outline; splits = the reference repository's result format "
         '{"FILE": {"splits": [[text, level], ...]}}; json = one tree per line (JSON Lines, loads back '
-        "with hichunk.tree.from_dict); markdown = the text with the tree written as headings.\n"
+        "with hichunk.tree.from_dict); markdown = the text with the tree written as headings; html = one "
+        "self-contained page with every tree as collapsible sections (no network needed to view it).\n"
         "exit codes: 0 all documents chunked, 1 some failed (others written), 2 usage error or none chunked.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -42,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
     from hichunk.retrieval.chunking import get_chunker
 
-    paths = collect_inputs(args.paths)
+    paths = input_paths(args.paths, args)
     method = args.method
     with ExitStack() as stack:
         extra = _model_run(args, stack) if method == "hichunk" else {}
@@ -111,6 +118,10 @@ def _write(results: list[tuple[str, object]], args: argparse.Namespace) -> None:
         elif args.format == "json":
             for _, tree in results:
                 out.write(json.dumps(to_dict(tree), ensure_ascii=False) + "\n")
+        elif args.format == "html":
+            from hichunk.htmlview import tree_page
+
+            out.write(tree_page([tree for _, tree in results]))
         elif args.format == "markdown":
             for i, (path, tree) in enumerate(results):
                 if len(results) > 1:

@@ -85,12 +85,11 @@ def _config_options(p: argparse.ArgumentParser) -> None:
 
 
 def _documents(paths: list[str], args: argparse.Namespace):
-    from hichunk.cli.options import load_input
-    from hichunk.document.inputs import collect_inputs
+    from hichunk.cli.options import input_paths, load_input
     from hichunk.retrieval.index import doc_id_for
     from hichunk.retrieval.index.ingest import PathLoader
 
-    found = collect_inputs(paths)
+    found = input_paths(paths, args)
     if args.ray is not None:  # largest files first: a long document must not finish last
         found.sort(key=lambda p: -_size(p))
     fmt = None if args.input_format == "auto" else args.input_format
@@ -121,9 +120,8 @@ def _check_ray(args: argparse.Namespace) -> None:
     import_ray()
 
 
-def _add(index, args: argparse.Namespace):
+def _add(index, docs: list, args: argparse.Namespace):
     progress = not getattr(args, "quiet", False)
-    docs = _documents(args.paths, args)
     if args.ray is None:
         return index.add(docs, progress=progress)
     return index.add(docs, progress=progress, ray=args.ray, workers=args.ray_workers)
@@ -160,15 +158,17 @@ def run_build(args: argparse.Namespace) -> int:
                          merge_over_chunk=args.merge_over_chunk, hints=args.hints, tokenizer=args.tokenizer or "",
                          search=args.search)
     _check_ray(args)
+    docs = _documents(args.paths, args)  # inputs needing a missing extra are refused before the index exists
     index = Index.create(args.index, config)
-    return _print_report(_add(index, args), args, "index build")
+    return _print_report(_add(index, docs, args), args, "index build")
 
 
 def run_update(args: argparse.Namespace) -> int:
     from hichunk.retrieval.index import Index
 
     _check_ray(args)
-    return _print_report(_add(Index.open(args.index), args), args, "index update")
+    index = Index.open(args.index)
+    return _print_report(_add(index, _documents(args.paths, args), args), args, "index update")
 
 
 def run_remove(args: argparse.Namespace) -> int:

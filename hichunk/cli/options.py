@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from hichunk.document.load import PARSERS
+from hichunk.document.load import FORMATS
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("input")
-    group.add_argument("--input-format", default="auto", choices=["auto", *PARSERS],
+    group.add_argument("--input-format", default="auto", choices=["auto", *FORMATS],
                        help="how to read the files (default: from the extension; unknown extensions are plain text)")
     group.add_argument("--encoding", default="utf-8", help="text encoding of the files (default: utf-8)")
     group.add_argument("--encoding-errors", default="strict", choices=["strict", "replace", "ignore"],
@@ -133,14 +133,26 @@ def chunk_options_from(args: argparse.Namespace):
                         merge_over_chunk=args.merge_over_chunk, tokenizer=load_tokenizer(args.tokenizer))
 
 
+def input_paths(paths: list[str], args: argparse.Namespace) -> list[str]:
+    """The files the paths name (directories walked); before any work, a format needing an extra is checked."""
+    from hichunk.document import detect_format
+    from hichunk.document.inputs import collect_inputs
+    from hichunk.extras import require_extra
+
+    found = collect_inputs(paths)
+    fixed = None if args.input_format == "auto" else args.input_format
+    if any((fixed or detect_format(p)) == "docx" for p in found if p != "-"):
+        require_extra("docx", what="reading .docx files")
+    return found
+
+
 def load_input(path: str, args: argparse.Namespace):
     """Load one document as the input options say ('-' reads standard input as text)."""
-    from hichunk.document import decode_bytes, load_document, parse_document
+    from hichunk.document import load_document, parse_bytes
 
     fmt = None if args.input_format == "auto" else args.input_format
     if path == "-":
         import sys
 
-        text = decode_bytes(sys.stdin.buffer.read(), "<stdin>", args.encoding, args.encoding_errors)
-        return parse_document(text, fmt or "text", "<stdin>")
+        return parse_bytes(sys.stdin.buffer.read(), fmt or "text", "<stdin>", args.encoding, args.encoding_errors)
     return load_document(path, fmt, args.encoding, args.encoding_errors)

@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="indexes built with --search ann: the graph search's candidate list, per leaf of the first "
                    "128 (default: 8; larger finds more of the exact ranking, slower)")
     p.add_argument("--json", action="store_true", help="JSON: context, passages with provenance, merges")
+    p.add_argument("--html", action="store_true",
+                   help="one self-contained HTML page: the context with merged and truncated passages marked, each "
+                   "linked to its exact span in its document")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
     p.set_defaults(handler=run)
 
@@ -77,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.query is None) == (args.queries is None):
         raise HichunkError("give a question or --queries FILE (not both)")
+    if args.html and (args.json or args.queries is not None):
+        raise HichunkError("--html shows one question's answer: not with --json or --queries")
     index = Index.open(args.index)
     if args.ann_expansion is not None:
         index.ann_expansion = args.ann_expansion
@@ -85,7 +90,13 @@ def run(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None
     if args.query is not None:
         result = index.search(args.query, options, tokenizer, args.doc)
-        _emit([json.dumps(result.to_dict(), ensure_ascii=False) if args.json else result.context], args.output)
+        if args.html:
+            from hichunk.htmlview import answer_page
+
+            page = answer_page(result, {p.doc: index.tree(p.doc) for p in result.passages})
+            _emit([page.rstrip("\n")], args.output)
+        else:
+            _emit([json.dumps(result.to_dict(), ensure_ascii=False) if args.json else result.context], args.output)
         return 0
     records = _read_queries(args.queries)
     lines, failed = [], 0

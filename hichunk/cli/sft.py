@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from hichunk.extras import require_extra
+
 
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, metavar="DIR", help="a built corpus (hichunk corpus build): train + dev splits")
@@ -69,6 +71,16 @@ def _logging(args: argparse.Namespace) -> bool:
     return not quiet
 
 
+def _require_base(recipe) -> None:
+    """SmolLM2 comes as a GGUF file, which transformers reads (once) with the gguf package."""
+    from hichunk.models.adapter import SMOLLM2_BASE
+
+    if recipe.base == SMOLLM2_BASE:
+        from hichunk.models.smollm import check_convertible
+
+        check_convertible()
+
+
 def run_data(args: argparse.Namespace) -> int:
     import json
 
@@ -78,6 +90,7 @@ def run_data(args: argparse.Namespace) -> int:
 
     _logging(args)
     recipe = _recipe(args)
+    _require_base(recipe)
     examples = recipe_examples(args.corpus, args.split, recipe, HFPrompt(load_tokenizer_of(recipe.base)))
     write_jsonl(examples, args.out)
     print(json.dumps({"out": args.out, "windows": len(examples), "docs": len({e.doc for e in examples}),
@@ -91,7 +104,10 @@ def run_train(args: argparse.Namespace) -> int:
     from hichunk.models.train.lora import train_lora
 
     progress = _logging(args)
-    meta = train_lora(args.corpus, args.out, _recipe(args), progress=progress)
+    recipe = _recipe(args)
+    require_extra("gen", "peft", what="hichunk sft train (LoRA)")
+    _require_base(recipe)
+    meta = train_lora(args.corpus, args.out, recipe, progress=progress)
     info = meta.info
     print(json.dumps({"out": args.out, "steps": info["steps"], "train_seconds": info["train_seconds"],
                       "load_average_1min": info["load_average_1min"], "dev": info["dev"]}))

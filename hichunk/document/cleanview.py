@@ -13,7 +13,7 @@ map monotone.
 
 from __future__ import annotations
 
-from hichunk.document.model import Document, Line, OffsetMap
+from hichunk.document.model import Document, Line, LineStyle, OffsetMap
 
 
 class CleanBuilder:
@@ -34,6 +34,7 @@ class CleanBuilder:
         self._line_start = 0
         self._line_raw = 0
         self._line_heading: int | None = None
+        self._line_style: LineStyle | None = None
         self._copy_end = -1  # raw end of the last copy run, if the last run is a copy
         self._last_raw = 0
 
@@ -48,8 +49,8 @@ class CleanBuilder:
         """True when the current line has any characters."""
         return self._line_open and self.pos > self._line_start
 
-    def new_line(self, raw_start: int, heading: int | None = None) -> None:
-        """End the current line (if any) and begin a new one at ``raw_start``."""
+    def new_line(self, raw_start: int, heading: int | None = None, style: LineStyle | None = None) -> None:
+        """End the current line (if any) and begin a new one at ``raw_start`` (``style``: its typography)."""
         raw_start = max(raw_start, self._last_raw)
         if self._line_open:
             self._close_line()
@@ -58,7 +59,7 @@ class CleanBuilder:
                 self._parts.append("\n")
                 self.pos += 1
                 self._copy_end = raw_start
-                self._open_line(raw_start, heading)
+                self._open_line(raw_start, heading, style)
                 return
             # a cut after an empty line is a cut at its start: keep that line's own position
             boundary = self._line_raw if self.pos == self._line_start else raw_start
@@ -66,18 +67,19 @@ class CleanBuilder:
             self._parts.append("\n")
             self.pos += 1
             self._copy_end = -1
-        self._open_line(raw_start, heading)
+        self._open_line(raw_start, heading, style)
 
-    def _open_line(self, raw_start: int, heading: int | None) -> None:
+    def _open_line(self, raw_start: int, heading: int | None, style: LineStyle | None = None) -> None:
         self._line_open = True
         self._line_start = self.pos
         self._line_raw = raw_start
         self._line_heading = heading
+        self._line_style = style
         self._last_raw = raw_start
 
     def _close_line(self) -> None:
         # the text is filled in by finish(), once the clean string exists
-        self._lines.append(Line(self._line_start, self.pos, "", self._line_heading))
+        self._lines.append(Line(self._line_start, self.pos, "", self._line_heading, self._line_style))
 
     def set_heading(self, level: int | None) -> None:
         """Set the heading level of the current line."""
@@ -123,7 +125,8 @@ class CleanBuilder:
         if self._line_open:
             self._close_line()
         clean = "".join(self._parts)
-        lines = [Line(ln.clean_start, ln.clean_end, clean[ln.clean_start : ln.clean_end], ln.heading) for ln in self._lines]
+        lines = [Line(ln.clean_start, ln.clean_end, clean[ln.clean_start : ln.clean_end], ln.heading, ln.style)
+                 for ln in self._lines]
         if not lines:
             lines = [Line(0, 0, "")]
         return Document(name, fmt, self.raw, clean, lines, OffsetMap(self._points, len(clean), len(self.raw)))

@@ -1,8 +1,13 @@
-"""Load a file or a string as a Document, choosing the parser by format."""
+"""Load a file or a string as a Document, choosing the parser by format.
+
+Text formats are decoded first and parsed from ``str``; binary formats (PDF,
+DOCX) are parsed from the file's bytes and never decoded as text.
+"""
 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from collections.abc import Callable
 
@@ -18,6 +23,12 @@ PARSERS: dict[str, str] = {
     "rst": "hichunk.document.rst:parse_rst",
     "groff": "hichunk.document.groff:parse_groff",
 }
+# binary formats: "module:function" taking (bytes, name)
+BINARY_PARSERS: dict[str, str] = {
+    "pdf": "hichunk.document.pdf:parse_pdf",
+    "docx": "hichunk.document.docx:parse_docx",
+}
+FORMATS = (*PARSERS, *BINARY_PARSERS)
 
 EXTENSIONS: dict[str, str] = {
     ".txt": "text",
@@ -30,6 +41,8 @@ EXTENSIONS: dict[str, str] = {
     ".xhtml": "html",
     ".rst": "rst",
     ".rest": "rst",
+    ".pdf": "pdf",
+    ".docx": "docx",
 }
 GROFF_SUFFIXES = tuple(f".{n}" for n in range(1, 10))
 
@@ -49,17 +62,50 @@ def detect_format(path: str) -> str:
     return "text"
 
 
-def parser_for(fmt: str) -> Callable[[str, str], Document]:
-    """The parse function of a format (``text``, ``markdown``, ``html``, ``rst``, ``groff``)."""
-    if fmt not in PARSERS:
-        raise InputError(f"unknown format {fmt!r} (choose from {', '.join(sorted(PARSERS))})")
-    module, func = PARSERS[fmt].split(":")
+def _function(spec: str) -> Callable:
+    module, func = spec.split(":")
     return getattr(importlib.import_module(module), func)
+
+
+def parser_for(fmt: str) -> Callable[[str, str], Document]:
+    """The parse function of a text format (``text``, ``markdown``, ``html``, ``rst``, ``groff``)."""
+    if fmt in BINARY_PARSERS:
+        raise InputError(f"{fmt} is a binary format: load it from a file, or parse its bytes with parse_bytes")
+    if fmt not in PARSERS:
+        raise InputError(f"unknown format {fmt!r} (choose from {', '.join(sorted(FORMATS))})")
+    return _function(PARSERS[fmt])
 
 
 def parse_document(text: str, fmt: str = "text", name: str = "<text>") -> Document:
     """Parse already decoded text."""
     return parser_for(fmt)(text, name)
+
+
+def parse_bytes(data: bytes, fmt: str, name: str = "<input>", encoding: str = "utf-8",
+                encoding_errors: str = "strict") -> Document:
+    """Parse a document given as bytes: binary formats directly, text formats after decoding."""
+    if fmt in BINARY_PARSERS:
+        try:
+            return _function(BINARY_PARSERS[fmt])(data, name)
+        except InputError:
+            raise
+        except Exception as exc:  # a PDF/DOCX library surprised by an unusual file: one line, never a traceback
+            logging.getLogger(__name__).debug("%s: %s parser failed", name, fmt, exc_info=True)
+            raise InputError(f"{name}: cannot read this {fmt} file ({type(exc).__name__}: {exc})") from None
+    return parse_document(decode_bytes(data, name, encoding, encoding_errors), fmt, name)
+
+
+def read_file(path: str) -> bytes:
+    """A file's bytes; a missing or unreadable file raises ``InputError`` with a one-line message."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
 
 
 def load_document(
@@ -69,15 +115,7 @@ def load_document(
     encoding_errors: str = "strict",
 ) -> Document:
     """Read, decode and parse a file; problems raise ``InputError`` with a one-line message."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    data = read_file(path)
     if path.lower().endswith(".gz"):
         import gzip
 
@@ -85,5 +123,4 @@ def load_document(
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
             raise InputError(f"{path}: not a valid gzip file ({exc})") from None
-    text = decode_bytes(data, path, encoding, encoding_errors)
-    return parse_document(text, fmt or detect_format(path), path)
+    return parse_bytes(data, fmt or detect_format(path), path, encoding, encoding_errors)

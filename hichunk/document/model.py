@@ -23,6 +23,18 @@ from dataclasses import dataclass, field
 MAX_LEVEL = 10
 
 
+def page_range(page_starts: Sequence[int], start: int, end: int) -> tuple[int, int] | None:
+    """1-based first and last page of the raw span [start, end) given the pages' start offsets (None: no pages).
+
+    An empty span lies on the page of its start; the form feed that ends a page belongs to that page.
+    """
+    if not page_starts:
+        return None
+    first = bisect_right(page_starts, start)
+    last = bisect_right(page_starts, max(start, end - 1))
+    return max(first, 1), max(last, 1)
+
+
 @dataclass(frozen=True, slots=True)
 class LineStyle:
     """Typography of a line, for formats that have it (PDF, DOCX); models read it as layout cues.
@@ -124,11 +136,7 @@ class Document:
 
     def pages(self, start: int, end: int) -> tuple[int, int] | None:
         """1-based first and last page of the raw span [start, end), or None for formats without pages."""
-        if not self.page_starts:
-            return None
-        first = bisect_right(self.page_starts, start)
-        last = bisect_right(self.page_starts, max(start, end - 1))
-        return max(first, 1), max(last, 1)
+        return page_range(self.page_starts, start, end)
 
     def raw_offset(self, clean_offset: int) -> int:
         """Raw offset in ``text`` of a clean offset (0 -> 0, end -> end)."""

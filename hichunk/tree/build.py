@@ -140,7 +140,8 @@ class _Builder:
                 leaf_spans = [[(0, 0, 0)]]
 
         tree_nodes = self._assemble(bounds, parents, own, leaf_spans)
-        return ChunkTree(name=name, text=doc.text, clean=doc.clean, nodes=tree_nodes, splits=splits, meta=meta)
+        return ChunkTree(name=name, text=doc.text, clean=doc.clean, nodes=tree_nodes, splits=splits, meta=meta,
+                         page_starts=list(doc.page_starts))
 
     @staticmethod
     def _absorb_headings(own: list[tuple[int, int] | None], empty: list[bool]) -> None:

@@ -17,12 +17,24 @@ def to_splits(tree: ChunkTree) -> list[list[Any]]:
 
 
 def to_dict(tree: ChunkTree) -> dict:
-    """A JSON-ready dict holding the texts, so the tree loads back without the source file."""
+    """A JSON-ready dict holding the texts, so the tree loads back without the source file.
+
+    Paged documents add ``page_starts`` and, for reading only, each node's ``pages`` ([first, last]).
+    """
     out: dict[str, Any] = {"format": TREE_FORMAT, "name": tree.name, "meta": tree.meta, "text": tree.text}
     if tree.clean != tree.text:
         out["clean"] = tree.clean
+    if tree.page_starts:
+        out["page_starts"] = list(tree.page_starts)
     out["splits"] = [[s.start, s.clean_start, s.level, s.title] for s in tree.splits]
-    out["nodes"] = [{f: _jsonable(getattr(n, f)) for f in _NODE_FIELDS} for n in tree.nodes]
+    out["nodes"] = [_node_dict(tree, n) for n in tree.nodes]
+    return out
+
+
+def _node_dict(tree: ChunkTree, node: Node) -> dict:
+    out = {f: _jsonable(getattr(node, f)) for f in _NODE_FIELDS}
+    if tree.page_starts:
+        out["pages"] = _jsonable(tree.pages(node))
     return out
 
 
@@ -36,7 +48,7 @@ def from_dict(data: dict) -> ChunkTree:
         raise ValueError(f"not a hichunk tree (format {data.get('format')!r})")
     nodes = []
     for d in data["nodes"]:
-        fields = dict(d)
+        fields = {f: d[f] for f in _NODE_FIELDS}  # "pages" is derived from page_starts
         fields["children"] = list(fields["children"])
         if fields["sentences"] is not None:
             fields["sentences"] = tuple(fields["sentences"])
@@ -49,6 +61,7 @@ def from_dict(data: dict) -> ChunkTree:
         nodes=nodes,
         splits=[Split(int(a), int(c), int(level), bool(t)) for a, c, level, t in data["splits"]],
         meta=dict(data.get("meta") or {}),
+        page_starts=[int(p) for p in data.get("page_starts") or []],
     )
 
 
@@ -82,16 +95,18 @@ def to_networkx(tree: ChunkTree):
 
     graph = nx.DiGraph(name=tree.name)
     for n in tree.nodes:
-        graph.add_node(n.id, kind=n.kind, level=n.level, start=n.start, end=n.end, title=n.title, tokens=n.tokens)
+        graph.add_node(n.id, kind=n.kind, level=n.level, start=n.start, end=n.end, title=n.title, tokens=n.tokens,
+                       pages=tree.pages(n))
         if n.parent is not None:
             graph.add_edge(n.parent, n.id)
     return graph
 
 
 def render_tree(tree: ChunkTree, width: int = 60) -> str:
-    """A readable outline: one line per semantic chunk with level, title, tokens and leaf sizes."""
+    """A readable outline: one line per semantic chunk with level, title, tokens, leaf sizes (and pages)."""
     leaves = tree.leaves()
-    lines = [f"{tree.name}: {len(tree.splits)} chunks, {len(leaves)} leaves, {tree.root.tokens} tokens"]
+    paged = f", {len(tree.page_starts)} pages" if tree.page_starts else ""
+    lines = [f"{tree.name}: {len(tree.splits)} chunks, {len(leaves)} leaves, {tree.root.tokens} tokens{paged}"]
     depth = {0: -1}
     for node, _ in tree.walk():
         if node.parent is None:
@@ -110,8 +125,18 @@ def render_tree(tree: ChunkTree, width: int = 60) -> str:
         if node.kind == LEAF:
             sizes = str(node.tokens)
         label = node.title or "(untitled) " + _preview(tree.clean_text(own if own is not None else node), width - 11)
-        lines.append(f"{'  ' * depth[node.id]}L{node.level} {label}  [{node.tokens} tok; leaves {sizes or '-'}]")
+        pages = format_pages(tree.pages(node))
+        lines.append(f"{'  ' * depth[node.id]}L{node.level} {label}  [{node.tokens} tok; leaves {sizes or '-'}"
+                     f"{'; ' + pages if pages else ''}]")
     return "\n".join(lines)
+
+
+def format_pages(pages: tuple[int, int] | None) -> str:
+    """"p. 3" or "pp. 3-5" ("" without pages)."""
+    if pages is None:
+        return ""
+    first, last = pages
+    return f"p. {first}" if first == last else f"pp. {first}-{last}"
 
 
 def _preview(text: str, width: int) -> str:

@@ -10,13 +10,17 @@ first child (the shape Auto-Merge works on, as in the reference code).
 Every node knows its span in the raw text (``start``/``end``: what rebuilds the
 source) and in the clean view (``clean_start``/``clean_end``: what models,
 embedders and retrieval contexts read). Leaves partition the document, in
-order, and every node's span is exactly the union of its leaves' spans.
+order, and every node's span is exactly the union of its leaves' spans. For
+paged documents (PDF) the tree keeps the pages' raw start offsets, so every
+node's page range follows from its raw span (``ChunkTree.pages``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+from hichunk.document.model import page_range
 
 ROOT, SECTION, CHUNK, LEAF = "root", "section", "chunk", "leaf"
 
@@ -62,6 +66,7 @@ class ChunkTree:
     nodes: list[Node]
     splits: list[Split]  # every semantic chunk's start, in order (before leaves and heading moves)
     meta: dict = field(default_factory=dict)  # method, tokenizer, leaf size, ...
+    page_starts: list[int] = field(default_factory=list)  # raw offset of each page (paged documents only)
 
     @property
     def root(self) -> Node:
@@ -74,6 +79,10 @@ class ChunkTree:
     def chunks(self) -> list[Node]:
         """Own-text chunk nodes in document order (one per split that kept text of its own)."""
         return [n for n in self.nodes if n.kind == CHUNK]
+
+    def pages(self, node: Node) -> tuple[int, int] | None:
+        """1-based first and last page of a node, or None for documents without pages."""
+        return page_range(self.page_starts, node.start, node.end)
 
     def raw_text(self, node: Node) -> str:
         return self.text[node.start : node.end]

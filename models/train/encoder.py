@@ -25,7 +25,16 @@ import numpy as np
 from hichunk.bench.data.corpus import corpus_provenance, load_split
 from hichunk.bench.metrics.splits import SplitCounts, count_line_points
 from hichunk.models.encoder.model import DecodeConfig, EncoderConfig, EncoderModel, decode_levels, save_encoder
-from hichunk.models.train.samples import IGNORE, AugmentPolicy, LabelledDoc, Sample, augment, labelled, windows
+from hichunk.models.train.samples import (
+    IGNORE,
+    AugmentPolicy,
+    LabelledDoc,
+    Sample,
+    augment,
+    labelled,
+    labelled_with_truth,
+    windows,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +53,8 @@ class TrainSettings:
     batch_lines: int = 4096  # padded lines per batch
     windows: tuple[int, ...] = (64, 128, 256)  # training window sizes (short windows: cheap GRU steps, many residual windows)
     window_lines: int = 1024  # the shipped model's window at inference
+    labels: str | None = None  # labelled renderings and real documents (hichunk corpus render) to train on too
+    kinds: tuple[str, ...] = ("text", "markdown", "pdf")  # which kinds of them
     max_docs: int | None = None  # cap on training documents (tiny runs)
     max_steps: int | None = None  # cap on optimiser steps (tiny runs)
     threads: int = 1  # more threads spin and slow small recurrent kernels down on 2 busy cores
@@ -53,7 +64,12 @@ class TrainSettings:
     policy: AugmentPolicy = field(default_factory=AugmentPolicy)
 
 
-def _load_docs(corpus: str, split: str, limit: int | None, progress: bool) -> list[LabelledDoc]:
+def _load_docs(corpus: str, split: str, limit: int | None, progress: bool, labels: str | None = None,
+               kinds: tuple[str, ...] = ()) -> list[LabelledDoc]:
+    """The corpus split, plus the labelled documents of that split (renderings keep their source's split).
+
+    Markdown renderings that only copy a corpus document (``markdown:original``) are left out.
+    """
     from tqdm import tqdm
 
     docs = []
@@ -61,6 +77,20 @@ def _load_docs(corpus: str, split: str, limit: int | None, progress: bool) -> li
         docs.append(labelled(cdoc))
         if limit is not None and len(docs) >= limit:
             break
+    if labels:
+        from hichunk.bench.data.render import load_labels
+        from hichunk.bench.data.truth import load_labelled
+        from hichunk.errors import HichunkError
+
+        items = [r for r in load_labels(labels) if r["split"] == split and r["kind"] in kinds
+                 and not r["id"].startswith("markdown:original:")][:limit]
+        for r in tqdm(items, desc=f"reading {split} renderings", unit="doc", disable=not progress):
+            try:
+                doc, truth = load_labelled(r, labels)
+            except HichunkError as exc:
+                log.warning("%s: %s; left out", r["id"], exc)
+                continue
+            docs.append(labelled_with_truth(doc, truth.at, r["id"], r["corpus"], r["lang"]))
     return [d for d in docs if d.texts]
 
 
@@ -185,8 +215,8 @@ def train_encoder(corpus: str, out_dir: str, settings: TrainSettings, progress: 
     torch.set_num_threads(settings.threads)
     torch.manual_seed(settings.seed)
     torch.use_deterministic_algorithms(True)
-    train_docs = _load_docs(corpus, "train", settings.max_docs, progress)
-    dev_docs = _load_docs(corpus, "dev", settings.max_docs, progress)
+    train_docs = _load_docs(corpus, "train", settings.max_docs, progress, settings.labels, settings.kinds)
+    dev_docs = _load_docs(corpus, "dev", settings.max_docs, progress, settings.labels, settings.kinds)
     net_cfg = NetConfig(**{**settings.net, "n_cues": N_CUES})
     net = LineLabeller(net_cfg)
     opt = torch.optim.Adam(net.parameters(), lr=settings.lr)

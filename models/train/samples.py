@@ -76,6 +76,21 @@ def labelled(cdoc: CorpusDoc) -> LabelledDoc:
                        tuple(u.layout for u in units))
 
 
+def labelled_with_truth(doc: Document, at: dict[int, int], doc_id: str, corpus: str, lang: str) -> LabelledDoc:
+    """A loaded document's model lines labelled from placed ground truth (clean offset of a heading's first
+    visible character -> level; ``hichunk.bench.data.truth``): a rendering or a real PDF, as a user loads it."""
+    from hichunk.bench.data.truth import first_visible
+
+    sentences = split_sentences(doc)
+    units = model_units(doc, sentences)
+    levels, seen_lines = [], set()
+    for u in units:  # a heading labels the first unit of its line
+        line = sentences[u.sentence].line
+        levels.append(0 if line in seen_lines else at.get(first_visible(doc.clean, doc.lines[line].clean_start), 0))
+        seen_lines.add(line)
+    return LabelledDoc(doc_id, corpus, lang, tuple(u.text for u in units), tuple(levels), tuple(u.layout for u in units))
+
+
 # -- augmentation --------------------------------------------------------------
 
 def denumber(doc: LabelledDoc) -> LabelledDoc:
@@ -128,6 +143,16 @@ def _select(doc: LabelledDoc, order: list[int]) -> LabelledDoc:
                    layout=tuple(doc.layout[i] for i in order) if doc.layout else ())
 
 
+def with_preamble(doc: LabelledDoc, rng: random.Random, max_lines: int = 4) -> LabelledDoc:
+    """Body lines of the document put before its first line: text that opens a document is not its title."""
+    body = [i for i, lv in enumerate(doc.levels) if not lv]
+    if not body:
+        return doc
+    start = rng.choice(body)
+    picked = [i for i in range(start, min(start + rng.randint(1, max_lines), len(doc.levels))) if not doc.levels[i]]
+    return _select(doc, [*picked, *range(len(doc.levels))])
+
+
 def without_blank_lines(doc: LabelledDoc) -> LabelledDoc:
     """The layout of the same text written without blank lines between paragraphs."""
     return replace(doc, layout=tuple(replace(x, blank_before=False, blank_after=False) for x in doc.layout))
@@ -142,6 +167,7 @@ class AugmentPolicy:
     delete: float = 0.3
     no_blank_lines: float = 0.1
     no_layout: float = 0.05
+    preamble: float = 0.2
 
 
 def augment(doc: LabelledDoc, rng: random.Random, policy: AugmentPolicy) -> LabelledDoc:
@@ -152,6 +178,8 @@ def augment(doc: LabelledDoc, rng: random.Random, policy: AugmentPolicy) -> Labe
         doc = delete_content(doc, rng)
     if rng.random() < policy.denumber:
         doc = denumber(doc)
+    if rng.random() < policy.preamble:
+        doc = with_preamble(doc, rng)
     r = rng.random()
     if r < policy.no_layout:
         doc = replace(doc, layout=())

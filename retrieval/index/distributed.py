@@ -48,6 +48,7 @@ import numpy as np
 from tqdm import tqdm
 
 from hichunk.errors import HichunkError
+from hichunk.extras import MissingExtra, extra_message
 from hichunk.retrieval.chunking import get_chunker
 from hichunk.retrieval.embedders import Embedder, cache_key, load_embedder
 from hichunk.retrieval.faults import checkpoint
@@ -58,7 +59,6 @@ from hichunk.retrieval.index.store import Staged, Written
 
 log = logging.getLogger(__name__)
 
-RAY_HINT = 'pip install "hichunk[ray]"'
 LOCAL, AUTO = "local", "auto"
 SEGMENT_ROWS = 65536  # staged rows written as one segment (128 MB of float32 at 512 dimensions)
 DOCS_PER_TASK = 8
@@ -71,7 +71,7 @@ def import_ray():
     try:
         import ray
     except ImportError:
-        raise HichunkError(f"distributed builds need Ray: {RAY_HINT}") from None
+        raise MissingExtra(extra_message("ray", ["ray"], "a distributed build"), "ray", ["ray"]) from None
     return ray
 
 

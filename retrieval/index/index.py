@@ -15,6 +15,7 @@ remove and search.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -25,7 +26,8 @@ import numpy as np
 from hichunk.errors import HichunkError
 from hichunk.kvcache import MEMORY, KVCache
 from hichunk.retrieval.embedders import CachedEmbedder, Embedder, load_embedder
-from hichunk.retrieval.index.ann import EXPANSION, import_usearch
+from hichunk.retrieval.embedders.batcher import QueryBatcher
+from hichunk.retrieval.index.ann import EXPANSION, require_usearch
 from hichunk.retrieval.index.candidates import AnnRanker, Candidate, ExactRanker
 from hichunk.retrieval.index.config import ANN, IndexConfig
 from hichunk.retrieval.index.disk import DirectoryStore
@@ -61,11 +63,20 @@ class Index:
 
     ``embedder`` (any ``Embedder``) replaces the one the config names, e.g. a
     model already loaded; the index records its id and refuses another later.
+
+    Searches may run in many threads at once (one loaded index serving
+    concurrent queries): the shared caches (tree views, the leaf pool, the
+    embedder) are filled under a lock and read-only once built, and query
+    encoding runs in one thread at a time, since embedders make no promise
+    about threads. With ``batch_queries()`` on, queries that wait for the
+    encoder are encoded together (``hichunk.retrieval.embedders.batcher``),
+    as ``hichunk serve`` does. A write must not overlap searches; the HTTP
+    service orders them with a readers-writer lock.
     """
 
     def __init__(self, store: Store, embedder: Embedder | None = None):
         if store.config.search == ANN:
-            import_usearch()  # a missing library is one line now, not a traceback at the first search
+            require_usearch()  # a missing library is one line now, not a traceback at the first search
         self.store = store
         self._base_embedder = embedder
         self._embedder: CachedEmbedder | None = None
@@ -74,6 +85,9 @@ class Index:
         self._ranker: ExactRanker | AnnRanker | None = None
         self._ann_expansion = EXPANSION
         self._generation = store.generation
+        self._lock = threading.RLock()  # the caches above
+        self._encode_lock = threading.Lock()  # query encoding
+        self._batcher: QueryBatcher | None = None
 
     @classmethod
     def create(cls, path: str, config: IndexConfig | None = None, exist_ok: bool = True,
@@ -114,34 +128,37 @@ class Index:
 
     def view(self, doc: str, tokenizer: Tokenizer | None = None) -> TreeView:
         """The search view of a document's tree (cached), sizes in ``tokenizer`` (default: the tree's)."""
-        self._follow_store()
-        key = (doc, getattr(tokenizer, "name", ""))
-        view = self._views.get(key)
-        if view is None:
-            view = self._views[key] = TreeView.build(doc, self.tree(doc), tokenizer)
-            if len(self._views) > MAX_VIEWS:
-                self._views.popitem(last=False)
-        else:
-            self._views.move_to_end(key)
-        return view
+        with self._lock:
+            self._follow_store()
+            key = (doc, getattr(tokenizer, "name", ""))
+            view = self._views.get(key)
+            if view is None:
+                view = self._views[key] = TreeView.build(doc, self.tree(doc), tokenizer)
+                if len(self._views) > MAX_VIEWS:
+                    self._views.popitem(last=False)
+            else:
+                self._views.move_to_end(key)
+            return view
 
     def pool(self) -> Pool:
         """(vectors, row -> document slot, row -> node id, document ids) of every live leaf, built once per commit."""
-        self._follow_store()
-        if self._pool is None:
-            self._pool = gather_pool(self.store)
-        return self._pool
+        with self._lock:
+            self._follow_store()
+            if self._pool is None:
+                self._pool = gather_pool(self.store)
+            return self._pool
 
     def ranker(self) -> ExactRanker | AnnRanker:
         """The search backend over the committed state (exact, or the ANN graph), built once per commit."""
-        self._follow_store()
-        if self._ranker is None:
-            if self.config.search == ANN:
-                table = self.store.key_table()
-                self._ranker = AnnRanker(self.store.ann_graph(table), table, self.ann_expansion)
-            else:
-                self._ranker = ExactRanker(self.pool())
-        return self._ranker
+        with self._lock:
+            self._follow_store()
+            if self._ranker is None:
+                if self.config.search == ANN:
+                    table = self.store.key_table()
+                    self._ranker = AnnRanker(self.store.ann_graph(table), table, self.ann_expansion)
+                else:
+                    self._ranker = ExactRanker(self.pool())
+            return self._ranker
 
     @property
     def ann_expansion(self) -> int:
@@ -153,9 +170,10 @@ class Index:
     def ann_expansion(self, value: int) -> None:
         if int(value) < 1:
             raise HichunkError(f"the ANN expansion must be at least 1 (got {value})")
-        self._ann_expansion = int(value)
-        if isinstance(self._ranker, AnnRanker):
-            self._ranker.expansion = self._ann_expansion
+        with self._lock:
+            self._ann_expansion = int(value)
+            if isinstance(self._ranker, AnnRanker):
+                self._ranker.expansion = self._ann_expansion
 
     def ranked(self, vector: np.ndarray, docs: list[str] | None = None) -> Iterator[Candidate]:
         """``(doc, leaf node id, score)`` best first for a query vector; ``docs`` limits the pool."""
@@ -172,20 +190,36 @@ class Index:
     @property
     def embedder(self) -> CachedEmbedder:
         """The index's embedder behind its embedding cache, loaded on first use."""
-        if self._embedder is None:
-            base = self._base_embedder or load_embedder(self.config.embedder or None)
-            recorded = self.store.embedder_id
-            if recorded and recorded != base.id:
-                raise HichunkError(f"the index was built with embedder {recorded!r} but {base.id!r} is in use; "
-                                   "rebuild the index")
-            self._embedder = CachedEmbedder(base, KVCache(self.store.cache_path, "embedding cache"))
-        return self._embedder
+        with self._lock:
+            if self._embedder is None:
+                base = self._base_embedder or load_embedder(self.config.embedder or None)
+                recorded = self.store.embedder_id
+                if recorded and recorded != base.id:
+                    raise HichunkError(f"the index was built with embedder {recorded!r} but {base.id!r} is in use; "
+                                       "rebuild the index")
+                self._embedder = CachedEmbedder(base, KVCache(self.store.cache_path, "embedding cache"))
+            return self._embedder
+
+    def embed_query(self, query: str):
+        """The query's vector (the encoder serves one caller, or one batch, at a time)."""
+        embedder = self.embedder
+        if self._batcher is not None:
+            return self._batcher(query)
+        with self._encode_lock:
+            return embedder.embed_queries([query])[0]
+
+    def batch_queries(self, on: bool = True, max_batch: int = 32) -> None:
+        """Encode concurrent queries together (much higher throughput under load; vectors equal to a lone
+        encoding within float32 rounding). Off by default: one caller's results then never depend on others'."""
+        with self._lock:
+            self._batcher = QueryBatcher(lambda texts: self.embedder.embed_queries(texts), max_batch) if on else None
 
     def close(self) -> None:
         """Release the embedding cache file (the index can be used again; it reopens it)."""
-        if self._embedder is not None:
-            self._embedder.cache.close()
-            self._embedder = None
+        with self._lock:
+            if self._embedder is not None:
+                self._embedder.cache.close()
+                self._embedder = None
 
     # -- writing -----------------------------------------------------------------------
     def add(self, documents: Iterable[DocumentSource], progress: bool = False, group_size: int = DOCS_PER_GROUP,

@@ -62,6 +62,10 @@ class ShardedIndex:
     def embedder(self):
         return self.shards[0].embedder
 
+    def embed_query(self, query: str):
+        """The query's vector, encoded once by the first shard's embedder (all shards share the model)."""
+        return self.shards[0].embed_query(query)
+
     @property
     def docs(self) -> dict[str, dict]:
         out: dict[str, dict] = {}

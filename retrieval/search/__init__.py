@@ -16,7 +16,7 @@ def search_index(index, query: str, options: FillOptions | None = None, tokenize
                  docs: list[str] | None = None) -> SearchResult:
     """Encode ``query`` and search ``index`` (a ``hichunk.retrieval.index.Index``)."""
     query = check_query(query)
-    vector = index.embedder.embed_queries([query])[0]
+    vector = index.embed_query(query)
     return search_vector(index, vector, query, options, tokenizer, docs)
 
 

@@ -1,0 +1,154 @@
+"""Layout rules on hand-made lines (no PDF library): furniture, TOC lines, paragraph joins, offsets."""
+
+from __future__ import annotations
+
+from hichunk.document.layout import _is_toc_line, _number, analyse
+from hichunk.document.pdftext import BODY, FURNITURE, TOC, PdfText, TextLine
+from hichunk.document.reflow import reflow
+
+HEIGHT = 792.0
+
+
+class Pages:
+    """Builds a PdfText line by line: raw text = lines joined by newline, pages by form feed."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.lines: list[TextLine] = []
+        self.page_starts: list[int] = []
+        self.pos = 0
+
+    def page(self) -> Pages:
+        if self.page_starts:
+            self.parts.append("\f")
+            self.pos += 1
+        self.page_starts.append(self.pos)
+        return self
+
+    def line(self, text: str, y: float, size: float = 10.0, x0: float = 72.0, x1: float | None = None,
+             bold: bool = False, mono: bool = False, hyphen: bool = False) -> Pages:
+        if self.parts and self.parts[-1] != "\f":
+            self.parts.append("\n")
+            self.pos += 1
+        self.parts.append(text)
+        width = x1 if x1 is not None else (540.0 if len(text) > 60 else x0 + 5 * len(text))
+        self.lines.append(TextLine(self.pos, self.pos + len(text), len(self.page_starts), size, bold, False, mono,
+                                   x0, width, y, hyphen))
+        self.pos += len(text)
+        return self
+
+    def body(self, y: float, n: int = 6) -> Pages:
+        """Body lines that differ from page to page (digits alone would not: running heads are compared without them)."""
+        word = "".join(chr(97 + int(d)) for d in str(len(self.page_starts)))
+        for k in range(n - 1):
+            self.line(f"Body text {word} line {k} that runs all the way to the right margin of the page here", y + 12 * k)
+        return self.line(f"The paragraph {word} ends.", y + 12 * (n - 1))
+
+    def build(self) -> tuple[PdfText, list[str]]:
+        pdf = PdfText("".join(self.parts), self.lines, self.page_starts, [(612.0, HEIGHT)] * len(self.page_starts))
+        analyse(pdf.text, pdf.lines, [HEIGHT] * len(self.page_starts))
+        return pdf, [pdf.text[ln.start : ln.end] for ln in pdf.lines]
+
+
+def roles(pdf: PdfText) -> dict[str, str]:
+    return {pdf.text[ln.start : ln.end]: ln.role for ln in pdf.lines}
+
+
+def test_page_number_tokens():
+    assert [_number(t) for t in ("12", "iv", "XII", "mmxxiv", "x1", "12345", "②", "１２")] == [12, 4, 12, 2024, None, None, None, 12]
+
+
+def test_toc_lines_need_a_leader_and_a_page_number():
+    for s in ("1.1 The R environment. . . . . . . . . 2", "Preface ........ iii", "第一章 简介 ……………… 1",
+              "2 Installing ·········· 17"):
+        assert _is_toc_line(s), s
+    for s in ("values from 32...255 are kept", "See page 12", "Wait . . . and see", "Dots.... then words"):
+        assert not _is_toc_line(s), s
+
+
+def test_texinfo_running_heads_chapter_titles_and_folios():
+    p = Pages()
+    for page in range(1, 13):
+        p.page()
+        if page % 4 == 1:  # a chapter opens: bare folio at the foot, a larger numbered title at the top
+            p.line(f"{page // 4 + 1} Chapter title", 100, size=17.0, bold=True).body(140).line(str(page + 2), 760)
+        else:  # running head: chapter name and a page number in step with the page index
+            p.line(f"Chapter {page // 4 + 1}: Topic {page} {page + 2}", 58).body(100)
+    pdf, _ = p.build()
+    r = roles(pdf)
+    assert r["1 Chapter title"] == BODY and r["3 Chapter title"] == BODY
+    assert r["3"] == FURNITURE and r["Chapter 1: Topic 2 4"] == FURNITURE and r["Chapter 3: Topic 11 13"] == FURNITURE
+    assert all(role == BODY for text, role in r.items() if text.startswith(("Body", "The paragraph")))
+
+
+def test_repeated_bold_label_under_a_running_head_is_not_furniture():
+    p = Pages()
+    for _ in range(1, 9):
+        p.page().line("Manual title", 40).line("Description", 70, bold=True).body(100)
+    pdf, _ = p.build()
+    assert roles(pdf)["Manual title"] == FURNITURE and roles(pdf)["Description"] == BODY
+
+
+def test_toc_page_title_entries_and_wrapped_entries():
+    p = Pages().page().line("Contents", 80, size=14.0, bold=True)
+    p.line("1 Introduction . . . . . . . . . 1", 110).line("2 A long entry whose title wraps", 124)
+    p.line("onto a second line . . . . . . . 3", 138).line("3 Usage 5", 152).line("4 Later . . . . . . . . 9", 166)
+    p.page().line("1 Introduction", 100, size=14.0, bold=True).body(130)
+    pdf, _ = p.build()
+    r = roles(pdf)
+    assert [r[t] for t in ("Contents", "1 Introduction . . . . . . . . . 1", "2 A long entry whose title wraps",
+                           "3 Usage 5")] == [TOC] * 4
+    assert r["1 Introduction"] == BODY
+
+
+def test_paragraphs_bullets_code_and_cjk_joins():
+    p = Pages().page()
+    p.line("A paragraph that fills the whole measure of the line up to the margin", 100)
+    p.line("and ends here.", 112, x1=150)
+    p.line("• first item that also runs long enough to fill the measure of a line", 132)
+    p.line("continued under its text", 144, x0=82, x1=200)
+    p.line("• second item", 156, x1=140)
+    p.line("x <- c(1, 2)", 176, mono=True).line("y <- x + 1", 188, mono=True)
+    p.line("中文段落第一行文字一直写到页面右边的边距为止中文段落第一行文字一直写到页面右边的边距为止", 208, x1=540)
+    p.line("第二行。", 220, x1=120)
+    p.line("A hyphen-", 240, hyphen=True, x1=540).line("ated word and a Auto-", 252, hyphen=True, x1=540)
+    p.line("Merge name.", 264, x1=130)
+    pdf, _ = p.build()
+    doc = reflow(pdf, analyse(pdf.text, pdf.lines, [HEIGHT]), "x.pdf")
+    assert [line.text for line in doc.lines if line.text] == [
+        "A paragraph that fills the whole measure of the line up to the margin and ends here.",
+        "• first item that also runs long enough to fill the measure of a line continued under its text",
+        "• second item",
+        "x <- c(1, 2)",
+        "y <- x + 1",
+        "中文段落第一行文字一直写到页面右边的边距为止中文段落第一行文字一直写到页面右边的边距为止第二行。",
+        "A hyphenated word and a Auto-Merge name.",
+    ]
+    assert "x <- c(1, 2)\ny <- x + 1" in doc.clean  # code lines stay together, no blank line
+    for line in doc.lines:  # every clean cut maps into the raw text at the line's own start
+        if line.text:
+            assert doc.text[doc.raw_offset(line.clean_start) :].startswith(line.text[:5])
+
+
+def test_a_paragraph_continues_across_a_page_break_and_furniture_moves_with_the_page():
+    p = Pages()
+    for page in range(1, 6):
+        p.page().line("Running head", 40)
+        if page == 2:
+            p.line("The last line of page two does not end its sentence and fills the line", 700)
+        elif page == 3:
+            p.line("but goes on here on page three.", 80, x1=220).line("Next paragraph starts here and is long enough", 100)
+        else:
+            p.body(80, 3)
+        p.line(str(page), 760)
+    pdf, _ = p.build()
+    doc = reflow(pdf, analyse(pdf.text, pdf.lines, [HEIGHT] * 5), "x.pdf")
+    joined = "The last line of page two does not end its sentence and fills the line but goes on here on page three."
+    line = next(ln for ln in doc.lines if ln.text == joined)
+    assert line.style.page == 2
+    nxt = next(ln for ln in doc.lines if ln.text.startswith("Next paragraph"))
+    start = doc.raw_offset(nxt.clean_start)
+    assert doc.pages(start, start + 1) == (3, 3)
+    first_on_page = next(ln for ln in doc.lines if ln.style and ln.style.page == 4)
+    assert doc.raw_offset(first_on_page.clean_start) == doc.page_starts[3]  # the page's running head goes with it
+    assert "Running head" not in doc.clean and "\n2\n" not in doc.clean
