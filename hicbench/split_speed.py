@@ -37,44 +37,46 @@ def build_document(corpus: str, lang: str, words: int) -> str:
     return "\n\n".join(parts)
 
 
-def chunk_once(markdown: str, model, tokenizer) -> int:
-    """Chunk one document with the encoder model (hints ignored); returns the number of chunks."""
-    from hichunk.bench.split_eval import ModelChunker
+def encoder_chunker(model_dir: str | None):
+    """The benchmarks' chunker for the encoder model (hints ignored), its model loaded once."""
+    from hichunk.bench.runners.methods import parse_method
+    from hichunk.tokens import load_tokenizer
+
+    return parse_method(f"encoder={model_dir}" if model_dir else "encoder").chunker_for(load_tokenizer())
+
+
+def chunk_once(markdown: str, chunker) -> int:
+    """Parse and chunk one document; returns the number of chunks."""
     from hichunk.document import parse_document
 
-    return len(ModelChunker(model, "encoder", tokenizer).chunk(parse_document(markdown, "markdown")).splits)
+    return len(chunker.chunk(parse_document(markdown, "markdown")).splits)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m hichunk.bench.split_speed", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", required=True, metavar="DIR")
+    ap.add_argument("--corpus", metavar="DIR", help="a built corpus; its test split makes the document")
     ap.add_argument("--words", type=int, default=8500)
     ap.add_argument("--lang", default="en", choices=("en", "zh"))
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--model", help="encoder model folder (default: shipped weights)")
     ap.add_argument("--once", metavar="FILE", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-
-    import torch
-
-    torch.set_num_threads(1)
-    from hichunk.models.encoder import load_encoder
-    from hichunk.tokens import load_tokenizer
+    if not args.once and not args.corpus:
+        ap.error("--corpus is required")
 
     if args.once:
         with open(args.once, encoding="utf-8") as fh:
-            chunk_once(fh.read(), load_encoder(args.model), load_tokenizer())
+            chunk_once(fh.read(), encoder_chunker(args.model))
         return 0
     markdown = build_document(args.corpus, args.lang, args.words)
     t0 = time.perf_counter()
-    model = load_encoder(args.model)
+    chunker = encoder_chunker(args.model)
     load_s = time.perf_counter() - t0
-    tokenizer = load_tokenizer()
-    chunk_once(markdown, model, tokenizer)  # warm-up: lazy loads
+    chunk_once(markdown, chunker)  # warm-up: lazy loads
     inproc = []
     for _ in range(args.repeats):
         t0 = time.perf_counter()
-        n_chunks = chunk_once(markdown, model, tokenizer)
+        n_chunks = chunk_once(markdown, chunker)
         inproc.append(time.perf_counter() - t0)
     with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as fh:
         fh.write(markdown)

@@ -213,8 +213,8 @@ def test_edge_documents_stay_lossless(shipped):
 @pytest.mark.slow
 def test_a_150k_word_document_goes_window_by_window(shipped):
     para = "This is a sentence of ordinary prose that keeps going for a while. " * 6
-    sections = [f"## Part {i}\n\n" + (para + "\n\n") * 5 for i in range(400)]
-    text = "# Big\n\n" + "".join(sections)
+    sections = [f"## 1.{i} Topic number {i}\n\n" + (para + "\n\n") * 5 for i in range(1, 401)]
+    text = "# 1 Big\n\n" + "".join(sections)  # one level-1 segment: later windows carry its level-2 starts
     assert len(text.split()) > 150_000
     calls = []
 
@@ -244,3 +244,14 @@ def test_train_command_line_runs_a_tiny_job(tiny_corpus, tmp_path, capsys):
     assert (tmp_path / "cli" / "weights.pt").exists()
     assert main(["train", "--corpus", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"), "-q"]) == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_split_speed_benchmark_runs_on_a_tiny_corpus(tiny_corpus, capsys):
+    import json
+
+    from hichunk.bench.split_speed import main as split_speed
+
+    assert split_speed(["--corpus", tiny_corpus, "--words", "20", "--repeats", "1"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["chunks"] >= 2 and report["words"] >= 20
+    assert report["in_process_s_median"] > 0 and report["process_s_median"] > 0
