@@ -28,20 +28,21 @@ _EXPORTS = {
     "HichunkError": "hichunk.errors",
     "Index": "hichunk.retrieval",
     "IndexConfig": "hichunk.retrieval",
+    "ShardedIndex": "hichunk.retrieval",
     "FillOptions": "hichunk.retrieval",
     "SearchResult": "hichunk.retrieval",
     "Passage": "hichunk.retrieval",
 }
 
 __all__ = ["ChunkOptions", "ChunkTree", "Document", "FillOptions", "HichunkError", "Index", "IndexConfig", "Passage",
-           "SearchResult", "chunk", "load_document", "parse_document"]
+           "SearchResult", "ShardedIndex", "chunk", "load_document", "parse_document"]
 
 if TYPE_CHECKING:
     from hichunk.api import chunk
     from hichunk.chunkers import ChunkOptions
     from hichunk.document import Document, load_document, parse_document
     from hichunk.errors import HichunkError
-    from hichunk.retrieval import FillOptions, Index, IndexConfig, Passage, SearchResult
+    from hichunk.retrieval import FillOptions, Index, IndexConfig, Passage, SearchResult, ShardedIndex
     from hichunk.tree import ChunkTree
 
 

@@ -24,6 +24,8 @@ EXTRAS: dict[str, dict[str, str]] = {
     "llama-index": {"llama_index.core": "llama-index-core"},
     "serve": {"fastapi": "fastapi", "uvicorn": "uvicorn", "multipart": "python-multipart"},
     "docx": {"docx": "python-docx"},
+    "ray": {"ray": "ray"},
+    "ann": {"usearch": "usearch"},
 }
 
 

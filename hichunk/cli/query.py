@@ -32,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tokenizer", default=None, metavar="NAME", help="tokenizer the budget is counted in (default: the index's)")
     p.add_argument("--doc", action="append", metavar="ID", help="search only these documents (repeatable)")
     p.add_argument("--max-candidates", type=_positive, default=1000, metavar="K", help="ranked leaves looked at, at most")
+    p.add_argument("--ann-expansion", type=_positive, default=None, metavar="E",
+                   help="indexes built with --search ann: the graph search's candidate list, per leaf of the first "
+                   "128 (default: 8; larger finds more of the exact ranking, slower)")
     p.add_argument("--json", action="store_true", help="JSON: context, passages with provenance, merges")
     p.add_argument("--html", action="store_true",
                    help="one self-contained HTML page: the context with merged and truncated passages marked, each "
@@ -80,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     if args.html and (args.json or args.queries is not None):
         raise HichunkError("--html shows one question's answer: not with --json or --queries")
     index = Index.open(args.index)
+    if args.ann_expansion is not None:
+        index.ann_expansion = args.ann_expansion
     options = FillOptions(budget=args.budget, auto_merge=not args.no_auto_merge, mode=args.mode, fill=args.fill,
                           order=args.order, separator=args.separator, max_candidates=args.max_candidates)
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None

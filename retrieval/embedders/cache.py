@@ -41,13 +41,22 @@ class CachedEmbedder:
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self.embedder.embed_queries(texts)
 
-    def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        keys = [cache_key(self.id, t) for t in texts]
+    def lookup(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        """The cached vectors of those ``keys`` that are present (and of this embedder's size)."""
         found: dict[bytes, np.ndarray] = {}
         for key, blob in self.cache.get_many(keys).items():
             vector = np.frombuffer(blob, dtype=np.float32)
             if len(vector) == self.dim:
                 found[key] = vector
+        return found
+
+    def store(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        """Keep vectors computed elsewhere (e.g. by Ray workers) under their keys, in one transaction."""
+        self.cache.put_many((k, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for k, v in zip(keys, vectors))
+
+    def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        keys = [cache_key(self.id, t) for t in texts]
+        found = self.lookup(keys)
         waiting = Counter(k for k in keys if k not in found)  # texts per missing key
         self.last_missed = np.fromiter((k in waiting for k in keys), dtype=bool, count=len(keys))
         missing = list(waiting)  # in order of first appearance
@@ -63,7 +72,7 @@ class CachedEmbedder:
             started = time.perf_counter()
             vectors = self.embedder.embed_passages([text_of[k] for k in part])
             self.encode_seconds += time.perf_counter() - started
-            self.cache.put_many((k, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for k, v in zip(part, vectors))
+            self.store(part, vectors)
             found.update(zip(part, vectors))
             self.encoded += len(part)
             checkpoint("cache-flush")

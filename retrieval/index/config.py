@@ -6,8 +6,12 @@ from dataclasses import dataclass, replace
 
 from hichunk.chunkers import DEFAULT_METHOD, ChunkOptions, check_method
 from hichunk.chunkers.base import check_chunk_settings
+from hichunk.errors import HichunkError
 from hichunk.retrieval.embedders import DEFAULT_EMBEDDER, check_embedder_name
 from hichunk.tokens import DEFAULT_TOKENIZER
+
+EXACT, ANN = "exact", "ann"
+SEARCHES = (EXACT, ANN)
 
 
 @dataclass(frozen=True)
@@ -22,9 +26,12 @@ class IndexConfig:
     merge_over_chunk: bool = True
     hints: str = "use"
     tokenizer: str = ""  # "" = the offline default
+    search: str = EXACT  # exact: dot products with every leaf; ann: an HNSW graph (hichunk.retrieval.index.ann)
 
     def __post_init__(self) -> None:
         check_chunk_settings(self.leaf_tokens, self.max_level, self.hints)
+        if self.search not in SEARCHES:
+            raise HichunkError(f"unknown search backend {self.search!r} (choose from {', '.join(SEARCHES)})")
         check_method(self.method)
         if self.embedder:
             check_embedder_name(self.embedder)

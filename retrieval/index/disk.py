@@ -6,6 +6,7 @@ Layout::
     trees/<hash>.json        one chunk tree per document (hichunk.tree JSON), named by content hash
     segments/<id>.vec.npy    leaf vectors (float32, L2-normalised), one row per leaf
     segments/<id>.node.npy   the tree node id of each row
+    ann/<hash>.usearch       search "ann" only: the HNSW graph of the live rows, named by content hash
     cache.sqlite             embedding cache (model id + exact encoder input -> vector)
     lock                     held by the one writer
 
@@ -16,6 +17,11 @@ moment leaves the index as before or as after. Files no committed manifest
 refers to are deleted after a commit or by the next writer. Finished
 encodings live in the cache from the moment their batch ends, so a rerun
 after a crash encodes only what had not finished.
+
+With ``search="ann"`` every commit also writes the graph of the rows it
+leaves live (``ann.py``: removed rows taken out by key, new rows added; a
+compaction rebuilds it) before the manifest, which names it; a reader that
+finds it missing or not matching the live rows rebuilds it from the vectors.
 """
 
 from __future__ import annotations
@@ -27,20 +33,33 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from hichunk.errors import HichunkError
 from hichunk.retrieval.faults import checkpoint
-from hichunk.retrieval.index.config import IndexConfig
+from hichunk.retrieval.index.ann import KEY_SHIFT, AnnParams, Graph, content_name, library_version, load_checked, rebuild_warning
+from hichunk.retrieval.index.candidates import KeyTable
+from hichunk.retrieval.index.config import ANN, IndexConfig
 from hichunk.retrieval.index.files import atomic_write, fsync_dir, npy_bytes
 from hichunk.retrieval.index.store import Staged
 from hichunk.tree.export import from_dict, to_dict
 from hichunk.tree.model import ChunkTree
 
 INDEX_FORMAT = "hichunk.index/1"
+BUILD_BLOCK = 65536  # rows read from the segments and added to a graph at a time
 MANIFEST = "manifest.json"
+
+
+@dataclass
+class Segment:
+    """A vector segment and its documents' trees, written and waiting for a commit."""
+
+    seg: str
+    rows: int
+    dim: int
+    docs: dict[str, dict]  # document id -> its manifest entry
 
 
 class DirectoryStore:
@@ -123,29 +142,44 @@ class DirectoryStore:
             self._collect_garbage()
             yield
 
-    def commit(self, staged: list[Staged], removed: set[str], embedder_id: str | None) -> None:
+    def write(self, staged: list[Staged]) -> Segment | None:
+        """Write one vector segment and the trees of ``staged``; a later ``commit`` makes them visible.
+
+        Until then no manifest refers to these files, so a crash leaves them to
+        the next writer's garbage collection.
+        """
+        if not staged:
+            return None
+        seg = uuid.uuid4().hex[:16]
+        vectors = np.concatenate([s.vectors for s in staged]).astype(np.float32, copy=False)
+        nodes = np.concatenate([s.nodes for s in staged]).astype(np.int32, copy=False)
+        self._write_segment(seg, vectors, nodes)
+        docs = {}
+        row = 0
+        for s in staged:
+            data = json.dumps(to_dict(s.tree), ensure_ascii=False).encode("utf-8", "surrogatepass")
+            tree_file = f"trees/{hashlib.sha256(data).hexdigest()[:32]}.json"
+            if not os.path.exists(os.path.join(self.path, tree_file)):
+                atomic_write(os.path.join(self.path, tree_file), data)
+            docs[s.doc] = {"source": s.source, "sha256": s.sha256, "tree": tree_file, "segment": seg,
+                           "row": row, "leaves": int(len(s.nodes))}
+            row += len(s.nodes)
+            checkpoint("tree-written")
+        return Segment(seg, int(len(nodes)), int(vectors.shape[1]), docs)
+
+    def commit(self, written: list[Segment | None], removed: set[str], embedder_id: str | None) -> None:
         manifest = json.loads(json.dumps(self.manifest))
         docs, segments = manifest["docs"], manifest["segments"]
         for doc_id in removed:
             docs.pop(doc_id, None)
-        if staged:
-            seg = uuid.uuid4().hex[:16]
-            vectors = np.concatenate([s.vectors for s in staged]).astype(np.float32, copy=False)
-            nodes = np.concatenate([s.nodes for s in staged]).astype(np.int32, copy=False)
-            self._write_segment(seg, vectors, nodes)
-            segments[seg] = {"rows": int(len(nodes)), "dim": int(vectors.shape[1])}
-            row = 0
-            for s in staged:
-                data = json.dumps(to_dict(s.tree), ensure_ascii=False).encode("utf-8", "surrogatepass")
-                tree_file = f"trees/{hashlib.sha256(data).hexdigest()[:32]}.json"
-                if not os.path.exists(os.path.join(self.path, tree_file)):
-                    atomic_write(os.path.join(self.path, tree_file), data)
-                docs[s.doc] = {"source": s.source, "sha256": s.sha256, "tree": tree_file, "segment": seg,
-                               "row": row, "leaves": int(len(s.nodes))}
-                row += len(s.nodes)
-                checkpoint("tree-written")
-        self._compact_if_sparse(manifest)
+        for w in written:
+            if w is not None:
+                segments[w.seg] = {"rows": w.rows, "dim": w.dim, "seq": _next_seq(manifest)}
+                docs.update(w.docs)
+        compacted = self._compact_if_sparse(manifest)
         manifest["segments"] = {k: v for k, v in segments.items() if any(d["segment"] == k for d in docs.values())}
+        if self.config.search == ANN:
+            self._write_graph(manifest, rebuild=compacted)
         manifest["generation"] = self.generation + 1
         manifest["embedder_id"] = embedder_id or self.embedder_id
         checkpoint("before-manifest")
@@ -163,12 +197,12 @@ class DirectoryStore:
         checkpoint("segment-vectors")
         atomic_write(os.path.join(self.path, "segments", f"{seg}.node.npy"), npy_bytes(nodes))
 
-    def _compact_if_sparse(self, manifest: dict) -> None:
+    def _compact_if_sparse(self, manifest: dict) -> bool:
         """Rewrite live rows into one segment when dead rows outnumber them (updates leave old rows behind)."""
         docs, segments = manifest["docs"], manifest["segments"]
         live = sum(d["leaves"] for d in docs.values())
         if sum(segments[s]["rows"] for s in {d["segment"] for d in docs.values()}) <= 2 * live:
-            return
+            return False
         vectors, nodes = [], []
         row = 0
         for doc_id in sorted(docs):
@@ -184,15 +218,114 @@ class DirectoryStore:
                             np.concatenate(nodes) if nodes else np.zeros(0, np.int32))
         for d in docs.values():
             d["segment"] = seg
-        segments[seg] = {"rows": row, "dim": dim}
+        segments[seg] = {"rows": row, "dim": dim, "seq": _next_seq(manifest)}
+        return True
+
+    # -- the ANN graph (search "ann") ------------------------------------------------------
+    def _live_keys(self, manifest: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+        """(graph key, tree node id, document slot) of every live row of ``manifest``, documents in id
+        order then leaf order, and the document ids."""
+        names = sorted(manifest["docs"])
+        if not names:
+            return np.zeros(0, np.uint64), np.zeros(0, np.int32), np.zeros(0, np.int32), names
+        entries = [manifest["docs"][d] for d in names]
+        segments = manifest["segments"]
+        counts = np.array([d["leaves"] for d in entries], dtype=np.int64)
+        total = int(counts.sum())
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        within = np.arange(total, dtype=np.int64) - np.repeat(first, counts)
+        start = np.array([d["row"] for d in entries], dtype=np.int64)
+        seq = np.array([segments[d["segment"]]["seq"] for d in entries], dtype=np.uint64)
+        rows = np.repeat(start, counts) + within
+        keys = (np.repeat(seq, counts) << np.uint64(KEY_SHIFT)) | rows.astype(np.uint64)
+        slots = np.repeat(np.arange(len(names), dtype=np.int32), counts)
+        nodes = np.zeros(total, dtype=np.int32)
+        row_seq = np.repeat(seq, counts)
+        for seg, info in segments.items():
+            mask = row_seq == np.uint64(info["seq"])
+            if mask.any():
+                nodes[mask] = self._segment(seg)[1][rows[mask]]
+        return keys, nodes, slots, names
+
+    def _fetch(self, manifest: dict, keys: np.ndarray) -> np.ndarray:
+        """The float32 vectors of graph ``keys`` (rows of ``manifest``'s segments)."""
+        by_seq = {info["seq"]: seg for seg, info in manifest["segments"].items()}
+        dim = next(iter(manifest["segments"].values()))["dim"] if manifest["segments"] else 0
+        keys = np.asarray(keys, dtype=np.uint64)
+        seq, row = keys >> np.uint64(KEY_SHIFT), (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        out = np.empty((len(keys), dim), dtype=np.float32)
+        for s in np.unique(seq):
+            mask = seq == s
+            out[mask] = self._segment(by_seq[int(s)])[0][row[mask]]
+        return out
+
+    def _build_graph(self, manifest: dict, keys: np.ndarray) -> Graph:
+        dim = next(iter(manifest["segments"].values()))["dim"] if manifest["segments"] else 0
+        graph = Graph.empty(dim, AnnParams())
+        for start in range(0, len(keys), BUILD_BLOCK):
+            part = keys[start : start + BUILD_BLOCK]
+            graph.add(part, self._fetch(manifest, part))
+        return graph
+
+    def _stored_graph(self, manifest: dict, keys: np.ndarray) -> Graph | None:
+        """The graph ``manifest`` names, when intact and holding exactly ``keys``; None (with a warning) if not."""
+        entry = manifest.get("ann")
+        if not entry or not len(keys):
+            if len(keys):
+                rebuild_warning(self.path, "the manifest names no graph file")
+            return None
+        graph, why = load_checked(os.path.join(self.path, entry["file"]), entry["file"], AnnParams(**entry["params"]),
+                                  np.sort(keys))
+        if graph is None:
+            rebuild_warning(self.path, why)
+        return graph
+
+    def _write_graph(self, manifest: dict, rebuild: bool) -> None:
+        """Bring the graph to ``manifest``'s live rows (from the committed one unless ``rebuild``) and write it."""
+        keys = self._live_keys(manifest)[0]
+        if not len(keys):
+            manifest["ann"] = None
+            return
+        old_keys = self._live_keys(self.manifest)[0]
+        graph = None if rebuild else self._stored_graph(self.manifest, old_keys)
+        if graph is None:
+            graph = self._build_graph(manifest, keys)
+        else:
+            graph.remove(np.setdiff1d(old_keys, keys))
+            added = np.setdiff1d(keys, old_keys)
+            for start in range(0, len(added), BUILD_BLOCK):
+                graph.add(added[start : start + BUILD_BLOCK], self._fetch(manifest, added[start : start + BUILD_BLOCK]))
+        data = graph.to_bytes()
+        name = content_name(data)
+        os.makedirs(os.path.join(self.path, "ann"), exist_ok=True)
+        if not os.path.exists(os.path.join(self.path, name)):
+            atomic_write(os.path.join(self.path, name), data)
+        checkpoint("ann-written")
+        manifest["ann"] = {"file": name, "rows": int(len(keys)), "library": library_version(), "params": graph.params.to_dict()}
+
+    def key_table(self) -> KeyTable:
+        keys, nodes, slots, names = self._live_keys(self.manifest)
+        manifest = self.manifest
+        dim = next(iter(manifest["segments"].values()))["dim"] if manifest["segments"] else 0
+        return KeyTable(keys, slots, nodes, names, lambda pos: self._fetch(manifest, keys[pos]), dim)
+
+    def ann_graph(self, table: KeyTable) -> Graph:
+        """The committed graph, checked; rebuilt in memory from the vectors when it is missing or stale."""
+        graph = self._stored_graph(self.manifest, table.keys)
+        return graph if graph is not None else self._build_graph(self.manifest, table.keys)
 
     def _collect_garbage(self) -> None:
         """Delete files the committed manifest does not refer to (leftovers of replaced or crashed writes)."""
         keep_trees = {os.path.basename(d["tree"]) for d in self.docs.values()}
         keep_segs = set(self.manifest["segments"])
+        ann = self.manifest.get("ann")
+        keep_ann = {os.path.basename(ann["file"])} if ann else set()
         for sub, keep in (("trees", lambda f: f in keep_trees),
-                          ("segments", lambda f: f.split(".")[0] in keep_segs and not f.startswith("."))):
+                          ("segments", lambda f: f.split(".")[0] in keep_segs and not f.startswith(".")),
+                          ("ann", lambda f: f in keep_ann)):
             folder = os.path.join(self.path, sub)
+            if not os.path.isdir(folder):
+                continue
             for name in os.listdir(folder):
                 if not keep(name):
                     os.remove(os.path.join(folder, name))
@@ -201,6 +334,13 @@ class DirectoryStore:
             if name.startswith(".") and name.endswith(".tmp"):
                 os.remove(os.path.join(self.path, name))
         fsync_dir(self.path)
+
+
+def _next_seq(manifest: dict) -> int:
+    """A new segment's sequence number (the high half of its rows' graph keys)."""
+    seq = int(manifest.get("next_seq", 0))
+    manifest["next_seq"] = seq + 1
+    return seq
 
 
 def _read_manifest(path: str) -> dict:

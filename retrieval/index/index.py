@@ -18,21 +18,29 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from hichunk.errors import HichunkError
 from hichunk.kvcache import MEMORY, KVCache
 from hichunk.retrieval.embedders import CachedEmbedder, Embedder, load_embedder
 from hichunk.retrieval.embedders.batcher import QueryBatcher
-from hichunk.retrieval.index.config import IndexConfig
+from hichunk.retrieval.index.ann import EXPANSION, require_usearch
+from hichunk.retrieval.index.candidates import AnnRanker, Candidate, ExactRanker
+from hichunk.retrieval.index.config import ANN, IndexConfig
 from hichunk.retrieval.index.disk import DirectoryStore
-from hichunk.retrieval.index.ingest import DOCS_PER_GROUP, DocumentSource, Ingestor, TreeItem
+from hichunk.retrieval.index.ingest import DOCS_PER_GROUP, DocumentSource, Ingestor, PathLoader, TreeItem
 from hichunk.retrieval.index.memory import MemoryStore
 from hichunk.retrieval.index.reports import DocReport, UpdateReport
-from hichunk.retrieval.index.store import Pool, Staged, Store, gather_pool
+from hichunk.retrieval.index.store import Pool, Staged, Store, Written, gather_pool
 from hichunk.retrieval.search import FillOptions, SearchResult, TreeView, search_index
 from hichunk.tokens import Tokenizer
 from hichunk.tree.model import ChunkTree
+
+if TYPE_CHECKING:
+    from hichunk.retrieval.index.distributed import Executor, RaySettings
 
 MAX_VIEWS = 4096  # search views kept per index (least recently used go first)
 
@@ -41,6 +49,13 @@ def doc_id_for(path: str) -> str:
     """A document's id: its path relative to the working directory (absolute when outside it)."""
     rel = os.path.relpath(os.path.abspath(path))
     return os.path.normpath(rel if not rel.startswith("..") else os.path.abspath(path))
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 class Index:
@@ -60,11 +75,15 @@ class Index:
     """
 
     def __init__(self, store: Store, embedder: Embedder | None = None):
+        if store.config.search == ANN:
+            require_usearch()  # a missing library is one line now, not a traceback at the first search
         self.store = store
         self._base_embedder = embedder
         self._embedder: CachedEmbedder | None = None
         self._views: OrderedDict[tuple[str, str], TreeView] = OrderedDict()
         self._pool: Pool | None = None
+        self._ranker: ExactRanker | AnnRanker | None = None
+        self._ann_expansion = EXPANSION
         self._generation = store.generation
         self._lock = threading.RLock()  # the caches above
         self._encode_lock = threading.Lock()  # query encoding
@@ -129,11 +148,43 @@ class Index:
                 self._pool = gather_pool(self.store)
             return self._pool
 
+    def ranker(self) -> ExactRanker | AnnRanker:
+        """The search backend over the committed state (exact, or the ANN graph), built once per commit."""
+        with self._lock:
+            self._follow_store()
+            if self._ranker is None:
+                if self.config.search == ANN:
+                    table = self.store.key_table()
+                    self._ranker = AnnRanker(self.store.ann_graph(table), table, self.ann_expansion)
+                else:
+                    self._ranker = ExactRanker(self.pool())
+            return self._ranker
+
+    @property
+    def ann_expansion(self) -> int:
+        """Search "ann": the graph search's candidate list per leaf of the first block of 128 (default 8;
+        larger finds more of the exact top leaves and takes longer)."""
+        return self._ann_expansion
+
+    @ann_expansion.setter
+    def ann_expansion(self, value: int) -> None:
+        if int(value) < 1:
+            raise HichunkError(f"the ANN expansion must be at least 1 (got {value})")
+        with self._lock:
+            self._ann_expansion = int(value)
+            if isinstance(self._ranker, AnnRanker):
+                self._ranker.expansion = self._ann_expansion
+
+    def ranked(self, vector: np.ndarray, docs: list[str] | None = None) -> Iterator[Candidate]:
+        """``(doc, leaf node id, score)`` best first for a query vector; ``docs`` limits the pool."""
+        return self.ranker().ranked(vector, docs)
+
     def _follow_store(self) -> None:
-        """Drop views and the pool when the committed state changed (a commit here or by another process)."""
+        """Drop views, pool and ranker when the committed state changed (a commit here or by another process)."""
         if self._generation != self.store.generation:
             self._views.clear()
             self._pool = None
+            self._ranker = None
             self._generation = self.store.generation
 
     @property
@@ -171,23 +222,35 @@ class Index:
                 self._embedder = None
 
     # -- writing -----------------------------------------------------------------------
-    def add(self, documents: Iterable[DocumentSource], progress: bool = False,
-            group_size: int = DOCS_PER_GROUP) -> UpdateReport:
+    def add(self, documents: Iterable[DocumentSource], progress: bool = False, group_size: int = DOCS_PER_GROUP,
+            ray: str | bool | RaySettings | Executor | None = None, workers: int | None = None) -> UpdateReport:
         """Add or update documents given as ``(doc id, loader)``; one commit at the end.
 
         A document whose source bytes are unchanged is skipped. For updated
         documents the report gives R, the recompute ratio of REFERENCE.md §6.
+        ``ray`` chunks and embeds on Ray (``distributed``): ``True`` or
+        ``"local"`` starts a local Ray with ``workers`` CPUs, ``"auto"`` joins
+        the running cluster, any other string is a Ray address. Loaders then
+        run on the workers (they are pickled with cloudpickle).
         """
         items = list(documents)
-        return self._write(lambda ingest: ingest.documents(items, progress, group_size))
+        if ray is None and workers is None:
+            return self._write(lambda ingest: self._written(ingest.documents(items, progress, group_size)))
+        return self._write(lambda ingest: self._distributed(ingest, items, ray, workers, progress))
 
-    def add_paths(self, paths: Iterable[str], progress: bool = False, group_size: int = DOCS_PER_GROUP) -> UpdateReport:
-        """Add or update the documents at ``paths`` (files, or directories walked for known types)."""
-        from hichunk.document import load_document
+    def add_paths(self, paths: Iterable[str], progress: bool = False, group_size: int = DOCS_PER_GROUP,
+                  ray: str | bool | RaySettings | Executor | None = None, workers: int | None = None) -> UpdateReport:
+        """Add or update the documents at ``paths`` (files, or directories walked for known types).
+
+        With ``ray`` (see ``add``), the largest files go first, so that a long
+        document does not finish last.
+        """
         from hichunk.document.inputs import collect_inputs
 
         found = collect_inputs(list(paths))
-        return self.add([(doc_id_for(p), (lambda p=p: load_document(p))) for p in found], progress, group_size)
+        if ray is not None:
+            found.sort(key=lambda p: -_file_size(p))
+        return self.add([(doc_id_for(p), PathLoader.here(p)) for p in found], progress, group_size, ray, workers)
 
     def add_trees(self, items: Iterable[TreeItem], progress: bool = False) -> UpdateReport:
         """Add or replace documents by chunk trees you already have; one commit.
@@ -198,7 +261,7 @@ class Index:
         your own encoder (vectors must come from the index's embedder model to
         be comparable with its queries).
         """
-        return self._write(lambda ingest: ingest.trees(items, progress))
+        return self._write(lambda ingest: self._written(ingest.trees(items, progress)))
 
     def remove(self, doc_ids: Iterable[str]) -> UpdateReport:
         report = UpdateReport()
@@ -213,16 +276,31 @@ class Index:
                 self.store.commit([], gone, None)
         return report
 
-    def _write(self, stage: Callable[[Ingestor], list[Staged]]) -> UpdateReport:
+    def _write(self, stage: Callable[[Ingestor], list[Written]]) -> UpdateReport:
         """Stage under the writer lock against the latest committed state, then commit once."""
         started = time.perf_counter()
         report = UpdateReport()
         with self.store.writing():
-            staged = stage(Ingestor(self.store, self.embedder, report))
-            if staged:
-                self.store.commit(staged, set(), self.embedder.id)
+            written = stage(Ingestor(self.store, self.embedder, report))
+            if written:
+                self.store.commit(written, set(), self.embedder.id)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _written(self, staged: list[Staged]) -> list[Written]:
+        return [self.store.write(staged)] if staged else []
+
+    def _distributed(self, ingest: Ingestor, items: list[DocumentSource], ray, workers: int | None,
+                     progress: bool) -> list[Written]:
+        from hichunk.retrieval.index.distributed import RaySettings, ingest_distributed, ray_executor
+
+        spec = self._base_embedder or self.config.embedder
+        if hasattr(ray, "submit"):  # an Executor given as it is
+            settings = RaySettings(workers=workers)
+            return ingest_distributed(ingest, items, ray, spec, settings, self.store.write, progress)
+        settings = RaySettings.of(ray, workers)
+        with ray_executor(settings) as executor:
+            return ingest_distributed(ingest, items, executor, spec, settings, self.store.write, progress)
 
     # -- searching ---------------------------------------------------------------------
     def search(self, query: str, options: FillOptions | None = None, tokenizer: Tokenizer | None = None,

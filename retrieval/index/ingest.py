@@ -12,6 +12,7 @@ version it replaces.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
+from hichunk.chunkers import Chunker
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
 from hichunk.hashing import text_sha256
@@ -36,18 +38,75 @@ log = logging.getLogger(__name__)
 DOCS_PER_GROUP = 32  # documents chunked and encoded together (one length-sorted encoding pass)
 
 DocumentSource = tuple[str, Callable[[], Document]]  # (doc id, loader)
+
+
+@dataclass(frozen=True)
+class PathLoader:
+    """Loads the file at ``path`` (the document's name, as given) relative to ``base``.
+
+    A plain, picklable loader that works from any working directory, so a Ray
+    worker started elsewhere reads the same file and names the document the same.
+    """
+
+    path: str
+    base: str
+    format: str | None = None
+    encoding: str = "utf-8"
+    encoding_errors: str = "strict"
+
+    @classmethod
+    def here(cls, path: str, **options) -> PathLoader:
+        return cls(path, os.getcwd(), **options)
+
+    def __call__(self) -> Document:
+        from hichunk.document import load_document
+
+        full = os.path.join(self.base, self.path)
+        try:
+            doc = load_document(full, self.format, self.encoding, self.encoding_errors)
+        except HichunkError as exc:
+            if full == self.path:
+                raise
+            raise type(exc)(str(exc).replace(full, self.path)) from None
+        doc.name = self.path
+        return doc
 TreeItem = tuple  # (doc id, tree) or (doc id, tree, leaf vectors in leaf order)
 
 
 @dataclass
-class _Version:
+class Version:
     """A new version of one document, waiting for its leaf vectors."""
 
     doc: str
     tree: ChunkTree
     source: str
     sha256: str
-    vectors: np.ndarray | None  # given by the caller; None: embed the leaves
+    vectors: np.ndarray | None  # given by the caller or computed elsewhere; None: embed the leaves
+    inputs: list[str] | None = None  # the leaves' encoder inputs, when already made
+    encoded: int = 0  # of its leaves, how many missed the cache and were encoded
+
+    def encoder_inputs(self, breadcrumb: bool) -> list[str]:
+        if self.inputs is None:
+            self.inputs = encoder_inputs(self.tree, breadcrumb)
+        return self.inputs
+
+
+def load_version(doc_id: str, loader: Callable[[], Document], chunker: Chunker, committed: dict | None) -> Version | DocReport:
+    """Load and chunk one document; a report instead when its text is the committed one's or it cannot be read."""
+    try:
+        doc = loader()
+        sha = text_sha256(doc.text)
+        if committed is not None and committed["sha256"] == sha:
+            return DocReport(doc_id, "unchanged", committed["leaves"], recompute_ratio=0.0)
+        return Version(doc_id, chunker.chunk(doc), doc.name, sha, None)
+    except HichunkError as exc:
+        log.error("%s: %s", doc_id, exc)
+        return DocReport(doc_id, "failed", error=str(exc))
+
+
+def leaf_nodes(tree: ChunkTree) -> np.ndarray:
+    """Node ids of the tree's leaves, in leaf order (one per vector row)."""
+    return np.fromiter((node.id for node in tree.nodes if node.kind == LEAF), dtype=np.int32)
 
 
 class Ingestor:
@@ -57,26 +116,23 @@ class Ingestor:
         self.store, self.embedder, self.report = store, embedder, report
         self.config = store.config
 
+    def chunker(self) -> Chunker:
+        return get_chunker(self.config.method, self.config.chunk_options())
+
     def documents(self, items: Sequence[DocumentSource], progress: bool = False,
                   group_size: int = DOCS_PER_GROUP) -> list[Staged]:
         """Load, chunk and embed ``items``; unchanged and failed documents are reported, not staged."""
-        chunker = get_chunker(self.config.method, self.config.chunk_options())
+        chunker = self.chunker()
         staged: list[Staged] = []
         with tqdm(total=len(items), desc="indexing", unit="doc", disable=not progress, file=sys.stderr) as bar:
             for start in range(0, len(items), group_size):
                 group = []
                 for doc_id, loader in items[start : start + group_size]:
-                    try:
-                        doc = loader()
-                        sha = text_sha256(doc.text)
-                        old = self.store.docs.get(doc_id)
-                        if old is not None and old["sha256"] == sha:
-                            self.report.docs.append(DocReport(doc_id, "unchanged", old["leaves"], recompute_ratio=0.0))
-                            continue
-                        group.append(_Version(doc_id, chunker.chunk(doc), doc.name, sha, None))
-                    except HichunkError as exc:
-                        self.report.docs.append(DocReport(doc_id, "failed", error=str(exc)))
-                        log.error("%s: %s", doc_id, exc)
+                    got = load_version(doc_id, loader, chunker, self.store.docs.get(doc_id))
+                    if isinstance(got, DocReport):
+                        self.report.docs.append(got)
+                    else:
+                        group.append(got)
                 bar.update(len(items[start : start + group_size]))
                 staged += self._stage(group)
         return staged
@@ -89,29 +145,33 @@ class Ingestor:
             if vectors is not None and (vectors.ndim != 2 or vectors.shape != (len(tree.leaves()), self.embedder.dim)):
                 raise HichunkError(f"{doc_id}: vectors of shape {vectors.shape} for {len(tree.leaves())} leaves "
                                    f"(the index's embedder gives {self.embedder.dim} dimensions)")
-            versions.append(_Version(doc_id, tree, tree.name, text_sha256(tree.text), vectors))
+            versions.append(Version(doc_id, tree, tree.name, text_sha256(tree.text), vectors))
         to_embed = sum(len(v.tree.leaves()) for v in versions if v.vectors is None)
         with tqdm(total=to_embed, desc="embedding leaves", unit="leaf", disable=not progress, file=sys.stderr) as bar:
             return self._stage(versions, bar.update)
 
-    def _stage(self, versions: list[_Version], progress: Progress | None = None) -> list[Staged]:
-        inputs = [encoder_inputs(v.tree, self.config.breadcrumb) for v in versions]
-        vectors, missed = self._embed([t for v, texts in zip(versions, inputs) if v.vectors is None for t in texts],
-                                      progress)
-        staged = []
+    def _stage(self, versions: list[Version], progress: Progress | None = None) -> list[Staged]:
+        breadcrumb = self.config.breadcrumb
+        waiting = [v for v in versions if v.vectors is None]
+        vectors, missed = self._embed([t for v in waiting for t in v.encoder_inputs(breadcrumb)], progress)
         row = 0
-        for v, texts in zip(versions, inputs):
-            n = len(texts)
-            entry = DocReport(v.doc, "updated" if v.doc in self.store.docs else "added", n)
-            if v.vectors is None:
-                v.vectors, entry.encoded = vectors[row : row + n], int(missed[row : row + n].sum())
-                row += n
+        for v in waiting:
+            n = len(v.inputs)
+            v.vectors, v.encoded = vectors[row : row + n], int(missed[row : row + n].sum())
+            row += n
+        return self.finish(versions)
+
+    def finish(self, versions: list[Version]) -> list[Staged]:
+        """Versions with their vectors become staged entries; reports (R for updates) are recorded."""
+        staged = []
+        for v in versions:
+            nodes = leaf_nodes(v.tree)
+            entry = DocReport(v.doc, "updated" if v.doc in self.store.docs else "added", len(nodes), v.encoded)
             if entry.status == "updated":
-                self._measure_update(entry, texts)
+                self._measure_update(entry, v.encoder_inputs(self.config.breadcrumb))
             self.report.docs.append(entry)
-            nodes = np.fromiter((node.id for node in v.tree.nodes if node.kind == LEAF), dtype=np.int32, count=n)
             staged.append(Staged(v.doc, v.tree, v.vectors, nodes, v.source, v.sha256))
-            self.report.leaves += n
+            self.report.leaves += len(nodes)
         return staged
 
     def _embed(self, texts: list[str], progress: Progress | None) -> tuple[np.ndarray, np.ndarray]:

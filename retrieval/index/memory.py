@@ -12,8 +12,10 @@ from contextlib import AbstractContextManager, nullcontext
 import numpy as np
 
 from hichunk.kvcache import MEMORY
+from hichunk.retrieval.index.ann import AnnParams, Graph
+from hichunk.retrieval.index.candidates import KeyTable
 from hichunk.retrieval.index.config import IndexConfig
-from hichunk.retrieval.index.store import Staged
+from hichunk.retrieval.index.store import Staged, gather_pool
 from hichunk.tree.model import ChunkTree
 
 
@@ -35,15 +37,29 @@ class MemoryStore:
     def rows(self, doc: str) -> tuple[np.ndarray, np.ndarray]:
         return self._rows[doc]
 
+    def key_table(self) -> KeyTable:
+        """Every live leaf in pool order; its graph key is its pool row."""
+        pool = gather_pool(self)
+        keys = np.arange(len(pool.row_node), dtype=np.uint64)
+        return KeyTable(keys, pool.row_doc, pool.row_node, pool.names, lambda pos: pool.vectors[pos],
+                        pool.vectors.shape[1])
+
+    def ann_graph(self, table: KeyTable) -> Graph:
+        """A graph of the live rows, built now (an in-memory index builds one per commit, when first searched)."""
+        return Graph.build(table.keys, table.fetch(np.arange(len(table))), AnnParams(), table.dim)
+
     def writing(self) -> AbstractContextManager[None]:
         return nullcontext()
 
-    def commit(self, staged: list[Staged], removed: set[str], embedder_id: str | None) -> None:
+    def write(self, staged: list[Staged]) -> list[Staged]:
+        return list(staged)
+
+    def commit(self, written: list[list[Staged]], removed: set[str], embedder_id: str | None) -> None:
         docs, trees, rows = dict(self.docs), dict(self._trees), dict(self._rows)
         for doc in removed:
             for table in (docs, trees, rows):
                 table.pop(doc, None)
-        for s in staged:
+        for s in (s for batch in written for s in batch):
             docs[s.doc] = {"source": s.source, "sha256": s.sha256, "leaves": int(len(s.nodes))}
             trees[s.doc] = s.tree
             rows[s.doc] = (np.asarray(s.vectors, dtype=np.float32), np.asarray(s.nodes, dtype=np.int32))

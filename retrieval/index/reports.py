@@ -24,7 +24,9 @@ class UpdateReport:
     new_input_tokens: int = 0  # tokens of unique new-version inputs of updated documents
     missing_input_tokens: int = 0  # ... of those not in the previous version
     seconds: float = 0.0
-    encode_seconds: float = 0.0
+    encode_seconds: float = 0.0  # inside the embedder (on Ray: summed over the workers)
+    driver_seconds: float = 0.0  # on Ray: the driver's own work on results (cache, staging, segment writes)
+    encode_tasks: list[tuple[int, float]] = field(default_factory=list, repr=False)  # on Ray: (texts, seconds) per task
 
     @property
     def recompute_ratio(self) -> float | None:
@@ -36,5 +38,6 @@ class UpdateReport:
 
     def to_dict(self) -> dict:
         out = asdict(self)
+        out.pop("encode_tasks")
         out["recompute_ratio"] = self.recompute_ratio
         return out

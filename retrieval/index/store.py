@@ -2,19 +2,25 @@
 
 ``DirectoryStore`` (``disk.py``) keeps them in crash-safe files, ``MemoryStore``
 (``memory.py``) in memory. The ``Index`` facade works on either through this
-contract: it stages new versions (``Staged``) and commits them in one step.
+contract: it stages new versions (``Staged``), has the store write them
+(``write``: files a commit will refer to, invisible until then) and commits
+any number of written batches, removals included, in one step.
 """
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
 from hichunk.retrieval.index.config import IndexConfig
 from hichunk.tree.model import ChunkTree
+
+if TYPE_CHECKING:
+    from hichunk.retrieval.index.ann import Graph
+    from hichunk.retrieval.index.candidates import KeyTable
 
 
 @dataclass
@@ -27,6 +33,9 @@ class Staged:
     nodes: np.ndarray  # the tree node id of each row
     source: str
     sha256: str
+
+
+Written = Any  # what ``Store.write`` returns and ``Store.commit`` takes; each store's own
 
 
 class Pool(NamedTuple):
@@ -67,8 +76,20 @@ class Store(Protocol):
         """Hold the store for one writer and see the latest committed state; commits happen inside."""
         ...
 
-    def commit(self, staged: list[Staged], removed: set[str], embedder_id: str | None) -> None:
-        """Make ``staged`` and the removal of ``removed`` visible at once (all or nothing)."""
+    def write(self, staged: list[Staged]) -> Written:
+        """Keep ``staged`` for a later commit (a directory writes its immutable files now); nothing is visible yet."""
+        ...
+
+    def commit(self, written: list[Written], removed: set[str], embedder_id: str | None) -> None:
+        """Make the ``written`` batches and the removal of ``removed`` visible at once (all or nothing)."""
+        ...
+
+    def key_table(self) -> KeyTable:
+        """Search "ann": every live leaf with its graph key, document and node, and a way to read its vector."""
+        ...
+
+    def ann_graph(self, table: KeyTable) -> Graph:
+        """Search "ann": the graph of exactly ``table``'s keys (the committed one, checked, or one built now)."""
         ...
 
 

@@ -1,4 +1,4 @@
-"""Search: rank the pool's leaves by dot product, fill the budget, Auto-Merge, assemble the context."""
+"""Search: rank the pool's leaves (the index's backend), fill the budget, Auto-Merge, assemble the context."""
 
 from __future__ import annotations
 
@@ -22,26 +22,13 @@ def search_index(index, query: str, options: FillOptions | None = None, tokenize
 
 def search_vector(index, vector: np.ndarray, query: str = "", options: FillOptions | None = None,
                   tokenizer: Tokenizer | None = None, docs: list[str] | None = None) -> SearchResult:
-    """Search with an already encoded query: ranking, budget fill, Auto-Merge and assembly."""
+    """Search with an already encoded query: ranking, budget fill, Auto-Merge and assembly.
+
+    ``index`` is anything with ``config``, ``ranked(vector, docs)`` (``(doc, leaf node, score)`` best
+    first, exact or approximate) and ``view(doc, tokenizer)``: an ``Index`` or a ``ShardedIndex``."""
     options = options or FillOptions()
     tokenizer = tokenizer or load_tokenizer(index.config.tokenizer or None)
-    vectors, row_doc, row_node, names = index.pool()
-    rows = None
-    if docs is not None:
-        slots = [names.index(d) for d in docs if d in index.docs]
-        missing = [d for d in docs if d not in index.docs]
-        if missing:
-            from hichunk.errors import HichunkError
-
-            raise HichunkError(f"no document {missing[0]!r} in the index")
-        rows = np.flatnonzero(np.isin(row_doc, slots))
-    scores = vectors @ vector if rows is None else vectors[rows] @ vector
-    real = (lambda r: r) if rows is None else (lambda r: int(rows[r]))
-
-    def candidates():
-        for r in ranked_rows(scores):
-            row = real(r)
-            yield names[row_doc[row]], int(row_node[row]), float(scores[r])
+    candidates = index.ranked(np.asarray(vector, dtype=np.float32), docs)
 
     views: dict[str, TreeView] = {}
 
@@ -51,7 +38,7 @@ def search_vector(index, vector: np.ndarray, query: str = "", options: FillOptio
             found = views[doc] = index.view(doc, tokenizer)
         return found
 
-    result = fill_context(candidates(), view, options, tokenizer)
+    result = fill_context(candidates, view, options, tokenizer)
     return assemble(query, result, view, options, tokenizer)
 
 
