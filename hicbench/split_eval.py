@@ -32,11 +32,11 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from hichunk.bench.data.truth import Truth, markup_truth, placed_truth
 from hichunk.bench.metrics.splits import SplitCounts, bootstrap_ci, count_tree
 from hichunk.bench.runners.chunk import chunk_all
 from hichunk.bench.runners.methods import parse_methods
 from hichunk.document import Document, load_document, parse_document
+from hichunk.models.train.corpus.truth import Truth, markup_truth, placed_truth
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def _timed_load(load) -> tuple[Document, float]:
 
 def corpus_documents(corpus_dir: str, split: str) -> list[Labelled]:
     """The corpus split as Markdown documents, the headings their truth."""
-    from hichunk.bench.data.corpus import load_split
+    from hichunk.models.train.corpus.corpus import load_split
 
     out = []
     for cdoc in load_split(corpus_dir, split):
@@ -96,8 +96,8 @@ def rendered_documents(labels_dir: str, split: str, kinds: set[str] | None, prog
 
     from tqdm import tqdm
 
-    from hichunk.bench.data.render import load_labels
     from hichunk.errors import HichunkError
+    from hichunk.models.train.corpus.render import load_labels
 
     items = [r for r in load_labels(labels_dir) if r["split"] == split and (not kinds or r["kind"] in kinds)]
     out = []

@@ -8,7 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hichunk.bench.data.corpus import (
+from hichunk.document.html import parse_html
+from hichunk.document.markdown import parse_markdown
+from hichunk.document.rst import parse_rst
+from hichunk.errors import HichunkError
+from hichunk.models.train.corpus.corpus import (
     SPLITS,
     Manifest,
     build_corpus,
@@ -18,11 +22,7 @@ from hichunk.bench.data.corpus import (
     split_of,
     write_denumbered,
 )
-from hichunk.bench.data.normalise import denumber_markdown, heading_title, relative_levels, to_markdown
-from hichunk.document.html import parse_html
-from hichunk.document.markdown import parse_markdown
-from hichunk.document.rst import parse_rst
-from hichunk.errors import HichunkError
+from hichunk.models.train.corpus.normalise import denumber_markdown, heading_title, relative_levels, to_markdown
 from hichunk.numbering import number_pattern, strip_heading_number
 
 WORDS = " ".join(f"word{i}" for i in range(120))

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hichunk.bench.data.asciidoc import asciidoc_items
-from hichunk.bench.data.corpus import SourceDoc, convert, detect_lang, split_of
-from hichunk.bench.data.docbook import docbook_items
-from hichunk.bench.data.info import info_items, info_plain_text, manual_parts, read_manual, underline_char
-from hichunk.bench.data.latex import detex, latex_items, strip_comments
-from hichunk.bench.data.normalise import items_to_markdown, split_items
-from hichunk.bench.data.sources import HELD_OUT, REAL_PDFS, SOURCES, fetch_source, is_held_out
 from hichunk.document.markdown import parse_markdown
+from hichunk.models.train.corpus.asciidoc import asciidoc_items
+from hichunk.models.train.corpus.corpus import SourceDoc, convert, detect_lang, split_of
+from hichunk.models.train.corpus.docbook import docbook_items
+from hichunk.models.train.corpus.info import info_items, info_plain_text, manual_parts, read_manual, underline_char
+from hichunk.models.train.corpus.latex import detex, latex_items, strip_comments
+from hichunk.models.train.corpus.normalise import items_to_markdown, split_items
+from hichunk.models.train.corpus.sources import HELD_OUT, REAL_PDFS, SOURCES, fetch_source, is_held_out
 
 
 def heads(items):

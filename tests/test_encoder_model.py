@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.models.encoder.features import N_CUES, N_TEXT_CUES, featurize, hash_ngrams, numbering_key, outline_depth
+from hichunk.models.train.corpus.corpus import CorpusDoc
 from hichunk.models.train.samples import (
     IGNORE,
     LabelledDoc,
@@ -249,7 +249,7 @@ def test_train_command_line_runs_a_tiny_job(tiny_corpus, tmp_path, capsys):
 def test_split_speed_benchmark_runs_on_a_tiny_corpus(tiny_corpus, capsys):
     import json
 
-    from hichunk.bench.split_speed import main as split_speed
+    from hichunk.bench.perf.split_speed import main as split_speed
 
     assert split_speed(["--corpus", tiny_corpus, "--words", "20", "--repeats", "1"]) == 0
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

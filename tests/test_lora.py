@@ -9,10 +9,10 @@ import re
 import pytest
 from engine_doubles import ScriptedModel, oracle
 
-from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.engine import infer_points
 from hichunk.errors import HichunkError
 from hichunk.models.prompt import INSTRUCTION, build_prompt, parse_answer
+from hichunk.models.train.corpus.corpus import CorpusDoc
 from hichunk.models.train.samples import LabelledDoc
 from hichunk.models.train.sft import examples_of, select_examples, write_jsonl
 from hichunk.protocol import check_starts

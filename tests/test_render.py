@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from hichunk.bench.data.corpus import SPLITS, CorpusDoc, build_corpus, load_split
-from hichunk.bench.data.render import blocks_of, book_blocks, render_markdown, render_text
-from hichunk.bench.data.render_corpus import render_corpus
-from hichunk.bench.data.styles import CALLOUTS, SCHEMES, Numberer, Profile, draw_profile, roman, zh_number
+from hichunk.models.train.corpus.corpus import SPLITS, CorpusDoc, build_corpus, load_split
+from hichunk.models.train.corpus.render import blocks_of, book_blocks, render_markdown, render_text
+from hichunk.models.train.corpus.render_corpus import render_corpus
+from hichunk.models.train.corpus.styles import CALLOUTS, SCHEMES, Numberer, Profile, draw_profile, roman, zh_number
 
 WORDS = " ".join(f"word{i}" for i in range(150))
 ZH = "这是一个用于测试的中文句子，内容足够长。" * 20
@@ -36,7 +36,7 @@ def corpus(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def rendered(corpus, tmp_path_factory):
-    from hichunk.bench.data import render
+    from hichunk.models.train.corpus import render
 
     out = tmp_path_factory.mktemp("rendered")
     saved = render.BOOK_WORDS, render.BOOK_CHARS
@@ -211,9 +211,9 @@ def test_unknown_kind_is_an_error(corpus, tmp_path):
 def test_real_info_text_labels(tmp_path):
     import gzip
 
-    from hichunk.bench.data.debian import FetchedPackage
-    from hichunk.bench.data.real import real_texts
-    from hichunk.bench.data.sources import SOURCES
+    from hichunk.models.train.corpus.debian import FetchedPackage
+    from hichunk.models.train.corpus.real import real_texts
+    from hichunk.models.train.corpus.sources import SOURCES
 
     tree = tmp_path / "tree"
     (tree / "usr/share/info").mkdir(parents=True)
@@ -232,7 +232,7 @@ def test_real_info_text_labels(tmp_path):
 def test_pdf_outline_of_a_rendered_pdf(tmp_path):
     from reportlab.pdfgen import canvas
 
-    from hichunk.bench.data.real import pdf_outline
+    from hichunk.models.train.corpus.real import pdf_outline
 
     path = str(tmp_path / "o.pdf")
     c = canvas.Canvas(path)

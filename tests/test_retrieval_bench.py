@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from hichunk.bench import retrieval_bench
+from hichunk.bench.perf import retrieval_bench
 
 
 def test_mixture_model_samples_unit_vectors_near_the_real_ones():

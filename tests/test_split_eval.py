@@ -8,9 +8,9 @@ import pytest
 from engine_doubles import ScriptedModel
 
 from hichunk.bench import split_eval
-from hichunk.bench.data.truth import Truth, markup_truth, placed_truth
 from hichunk.bench.metrics.splits import count_tree
 from hichunk.document import parse_document
+from hichunk.models.train.corpus.truth import Truth, markup_truth, placed_truth
 from hichunk.tokens import load_tokenizer
 from hichunk.tree import Boundary, build_tree
 

@@ -1,1 +1,1 @@
-"""Datasets for training and benchmarks: corpus builders, loaders, heading numbering."""
+"""HiCBench datasets: the HiCBench format, and benchmark datasets (documents + questions) made from documents."""

@@ -20,11 +20,11 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from hichunk.bench.data.corpus import content_hash
 from hichunk.document.markdown import parse_markdown
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
 from hichunk.hashing import file_sha256
+from hichunk.models.train.corpus.corpus import content_hash
 
 DOC_EXTENSIONS = (".txt", ".md")
 _KNOWN = ("input", "answers", "facts", "evidences", "all_classes", "_id")

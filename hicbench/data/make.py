@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from tqdm import tqdm
 
 from hichunk.bench.data import questions as Q
-from hichunk.bench.data.corpus import CorpusDoc, Manifest, convert, dir_sources, load_split
 from hichunk.bench.data.hicbench_format import doc_stem, write_dataset
 from hichunk.bench.llm import Endpoint
 from hichunk.document.markdown import parse_markdown
 from hichunk.errors import HichunkError
+from hichunk.models.train.corpus.corpus import CorpusDoc, Manifest, convert, dir_sources, load_split
 
 log = logging.getLogger(__name__)
 MAKER_VERSION = "1.0"

@@ -113,13 +113,13 @@ def count_line_points(line_levels: Sequence[int], points: Iterable[tuple[int, in
 
 
 def count_tree(tree, truth) -> SplitCounts:
-    """Counts for one chunk tree (``hichunk.tree.ChunkTree``) against ``hichunk.bench.data.truth.Truth``.
+    """Counts for one chunk tree (``hichunk.tree.ChunkTree``) against ``hichunk.models.train.corpus.truth.Truth``.
 
     A chunk's first line is the one holding its first visible character; a heading
     credits only the first chunk that opens on it (as a chunk's text must start
     with the heading itself to be credited in the reference scorer).
     """
-    from hichunk.bench.data.truth import first_visible
+    from hichunk.models.train.corpus.truth import first_visible
 
     chunks, credited = [], set()
     for s in tree.splits:

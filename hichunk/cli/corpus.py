@@ -51,8 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from hichunk.bench.data.corpus import build_corpus
-    from hichunk.bench.data.sources import DEFAULT_SOURCES as DEFAULT_PACKAGES
+    from hichunk.models.train.corpus.corpus import build_corpus
+    from hichunk.models.train.corpus.sources import DEFAULT_SOURCES as DEFAULT_PACKAGES
 
     packages = args.packages
     if packages is None:
@@ -67,7 +67,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from hichunk.bench.data.render_corpus import render_corpus
+    from hichunk.models.train.corpus.render_corpus import render_corpus
 
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     manifest = render_corpus(
@@ -80,7 +80,7 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from hichunk.bench.data.corpus import Manifest, corpus_stats
+    from hichunk.models.train.corpus.corpus import Manifest, corpus_stats
 
     manifest = Manifest.load(args.dir)
     out = {"counts": manifest.counts, "dropped": manifest.data.get("dropped", {}), "stats": corpus_stats(args.dir)}
@@ -89,7 +89,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _denumber(args: argparse.Namespace) -> int:
-    from hichunk.bench.data.corpus import write_denumbered
+    from hichunk.models.train.corpus.corpus import write_denumbered
 
     manifest = write_denumbered(args.dir, args.out)
     print(json.dumps({"content_hash": manifest.data["content_hash"]}, indent=2))

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from hichunk.bench.serve_load import queries
+from hichunk.bench.perf.serve_load import queries
 from hichunk.bench.stats import bootstrap_ci
 
 

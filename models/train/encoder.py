@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from hichunk.bench.data.corpus import corpus_provenance, load_split
 from hichunk.bench.metrics.splits import SplitCounts, count_line_points
 from hichunk.models.encoder.model import DecodeConfig, EncoderConfig, EncoderModel, decode_levels, save_encoder
+from hichunk.models.train.corpus.corpus import corpus_provenance, load_split
 from hichunk.models.train.samples import (
     IGNORE,
     AugmentPolicy,
@@ -78,9 +78,9 @@ def _load_docs(corpus: str, split: str, limit: int | None, progress: bool, label
         if limit is not None and len(docs) >= limit:
             break
     if labels:
-        from hichunk.bench.data.render import load_labels
-        from hichunk.bench.data.truth import load_labelled
         from hichunk.errors import HichunkError
+        from hichunk.models.train.corpus.render import load_labels
+        from hichunk.models.train.corpus.truth import load_labelled
 
         items = [r for r in load_labels(labels) if r["split"] == split and r["kind"] in kinds
                  and not r["id"].startswith("markdown:original:")][:limit]

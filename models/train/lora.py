@@ -29,9 +29,9 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from hichunk.bench.data.corpus import corpus_provenance, load_split
 from hichunk.errors import HichunkError
 from hichunk.models.adapter import SMOLLM2_BASE, AdapterMeta, instruction_sha256, resolve_base
+from hichunk.models.train.corpus.corpus import corpus_provenance, load_split
 from hichunk.models.train.samples import AugmentPolicy
 from hichunk.models.train.sft import SFTExample, select_examples
 

@@ -19,11 +19,11 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.document import Document, parse_document
 from hichunk.engine.residual import residual_units
 from hichunk.engine.units import Unit, model_units
 from hichunk.engine.windows import LineCounter, fill_window
+from hichunk.models.train.corpus.corpus import CorpusDoc
 from hichunk.numbering import strip_heading_number
 from hichunk.protocol import LineLayout
 from hichunk.sentences import split_sentences
@@ -78,8 +78,8 @@ def labelled(cdoc: CorpusDoc) -> LabelledDoc:
 
 def labelled_with_truth(doc: Document, at: dict[int, int], doc_id: str, corpus: str, lang: str) -> LabelledDoc:
     """A loaded document's model lines labelled from placed ground truth (clean offset of a heading's first
-    visible character -> level; ``hichunk.bench.data.truth``): a rendering or a real PDF, as a user loads it."""
-    from hichunk.bench.data.truth import first_visible
+    visible character -> level; ``hichunk.models.train.corpus.truth``): a rendering or a real PDF, as a user loads it."""
+    from hichunk.models.train.corpus.truth import first_visible
 
     sentences = split_sentences(doc)
     units = model_units(doc, sentences)

@@ -30,8 +30,8 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 
-from hichunk.bench.data.corpus import CorpusDoc
 from hichunk.models.prompt import build_prompt, format_answer
+from hichunk.models.train.corpus.corpus import CorpusDoc
 from hichunk.models.train.samples import AugmentPolicy, LabelledDoc, Sample, augment, labelled, windows
 from hichunk.protocol import MAX_LEVEL, ChunkStart
 

@@ -1,6 +1,6 @@
 """Chunking throughput benchmark: our chunkers against langchain and semchunk on the same texts.
 
-    python -m hichunk.bench.throughput --docs DIR [--glob '*.rst.txt'] [--repeats 3] [--big-mb 50]
+    python -m hichunk.bench.perf.throughput --docs DIR [--glob '*.rst.txt'] [--repeats 3] [--big-mb 50]
 
 Every method gets the same documents and the same chunk size in tokens of the
 same tokenizer (ours: the offline default). Competitors are optional imports
@@ -130,7 +130,7 @@ def run_big(megabytes: int, size: int) -> list[dict]:
         for method in OURS:
             # RUSAGE_CHILDREN keeps the maximum over finished children, so run each method in
             # its own wrapper process and read that process's own peak
-            code = ("import json,resource,sys;from hichunk.bench.throughput import peak_memory;"
+            code = ("import json,resource,sys;from hichunk.bench.perf.throughput import peak_memory;"
                     f"r=peak_memory({path!r},{method!r},{size});"
                     "r['peak_mb']=round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024,1);"
                     "print(json.dumps(r))")

@@ -1,11 +1,11 @@
 """Chunking speed of the encoder model on a document of a given size, in-process and per process.
 
-    python -m hichunk.bench.split_speed --corpus CORPUS --words 8500
+    python -m hichunk.bench.perf.split_speed --corpus CORPUS --words 8500
 
 The document is made of test-split documents of one language, concatenated
 until it has ``--words`` words (Chinese: characters). In-process timing covers
 parse, sentences, features, prediction and tree, with the model already
-loaded; the per-process timing runs ``python -m hichunk.bench.split_speed --once``
+loaded; the per-process timing runs ``python -m hichunk.bench.perf.split_speed --once``
 in a fresh interpreter (imports, model load, everything) and reports its wall
 time. Medians over ``--repeats`` runs.
 """
@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from hichunk.bench.data.corpus import load_split
+from hichunk.models.train.corpus.corpus import load_split
 
 
 def build_document(corpus: str, lang: str, words: int) -> str:
@@ -53,7 +53,7 @@ def chunk_once(markdown: str, chunker) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m hichunk.bench.split_speed", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m hichunk.bench.perf.split_speed", description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", metavar="DIR", help="a built corpus; its test split makes the document")
     ap.add_argument("--words", type=int, default=8500)
     ap.add_argument("--lang", default="en", choices=("en", "zh"))
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         fh.write(markdown)
     proc = []
     try:
-        cmd = [sys.executable, "-m", "hichunk.bench.split_speed", "--once", fh.name] + (["--model", args.model] if args.model else [])
+        cmd = [sys.executable, "-m", "hichunk.bench.perf.split_speed", "--once", fh.name] + (["--model", args.model] if args.model else [])
         for _ in range(args.repeats):
             t0 = time.perf_counter()
             subprocess.run(cmd, check=True)

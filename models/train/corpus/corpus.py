@@ -1,6 +1,6 @@
 """Build training/eval corpora of multi-level Markdown documents.
 
-Sources are Debian documentation packages (see ``hichunk.bench.data.debian``) or any
+Sources are Debian documentation packages (see ``hichunk.models.train.corpus.debian``) or any
 folder of the user's own Markdown/HTML/reST/man pages. Each document goes
 through hichunk's own parsers, then ``normalise.to_markdown``; it is kept when
 it has at least two heading levels and enough text, and is not an exact
@@ -179,7 +179,7 @@ def _read(src: SourceDoc) -> str:
 def _items(src: SourceDoc) -> list:
     """Corpus items of a file in one of the converted markups (LaTeX, info, DocBook, AsciiDoc)."""
     if src.fmt == "info":
-        from hichunk.bench.data.info import info_items, read_manual
+        from hichunk.models.train.corpus.info import info_items, read_manual
 
         return info_items(read_manual(src.path))
     try:
@@ -193,15 +193,15 @@ def _items(src: SourceDoc) -> list:
             data = gzip.decompress(data)
         text = data.decode("utf-8", errors="replace")
     if src.fmt == "latex":
-        from hichunk.bench.data.latex import latex_items
+        from hichunk.models.train.corpus.latex import latex_items
 
         return latex_items(text)
     if src.fmt == "docbook":
-        from hichunk.bench.data.docbook import docbook_items
+        from hichunk.models.train.corpus.docbook import docbook_items
 
         return docbook_items(text, os.path.dirname(src.path))
     if src.fmt == "asciidoc":
-        from hichunk.bench.data.asciidoc import asciidoc_items
+        from hichunk.models.train.corpus.asciidoc import asciidoc_items
 
         return asciidoc_items(text)
     raise InputError(f"{src.path}: unknown format {src.fmt!r}")
@@ -216,8 +216,8 @@ def convert(src: SourceDoc) -> list[tuple[str, CorpusDoc | None, str]]:
     A file longer than ``src.split_words`` becomes several documents, one per top-level
     section (ids ``SOURCE#01``, ``#02``...); they keep the file's group, so they share a split.
     """
-    from hichunk.bench.data.normalise import _layout, items_to_markdown, split_items
     from hichunk.document.html import html_title, parse_html
+    from hichunk.models.train.corpus.normalise import _layout, items_to_markdown, split_items
 
     text = ""
     try:
@@ -284,7 +284,7 @@ def dir_sources(root: str, corpus: str | None = None) -> list[SourceDoc]:
 
 def package_sources(pkg) -> list[SourceDoc]:
     """SourceDocs of an unpacked Debian package (``debian.FetchedPackage``)."""
-    from hichunk.bench.data.debian import list_documents
+    from hichunk.models.train.corpus.debian import list_documents
 
     spec = pkg.spec
     return [
@@ -339,8 +339,8 @@ def build_corpus(
     progress: bool = True,
 ) -> Manifest:
     """Convert, filter, dedupe and split documents from packages and folders into ``out_dir``."""
-    from hichunk.bench.data import debian
-    from hichunk.bench.data import sources as registry
+    from hichunk.models.train.corpus import debian
+    from hichunk.models.train.corpus import sources as registry
 
     packages, dirs = list(packages), list(dirs)
     if not packages and not dirs:
@@ -478,7 +478,7 @@ def corpus_stats(corpus_dir: str) -> dict:
 
 def write_denumbered(corpus_dir: str, out_dir: str) -> Manifest:
     """Copy a corpus with heading numbering stripped ("3.2 Title" -> "Title")."""
-    from hichunk.bench.data.normalise import denumber_markdown
+    from hichunk.models.train.corpus.normalise import denumber_markdown
 
     manifest = Manifest.load(corpus_dir)
     os.makedirs(out_dir, exist_ok=True)

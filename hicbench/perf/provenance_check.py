@@ -1,6 +1,6 @@
 """Check exact provenance on real documents: every passage's text is ``raw[start:end]`` of its file.
 
-    python -m hichunk.bench.provenance_check --docs DIR [--max-docs 60] [--budgets 256,1024,4096]
+    python -m hichunk.bench.perf.provenance_check --docs DIR [--max-docs 60] [--budgets 256,1024,4096]
 
 Indexes up to ``--max-docs`` documents found under ``--docs`` (every known
 format, sorted by path, evenly spaced) in memory with the offline embedder,
@@ -30,7 +30,7 @@ def _question(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hichunk.bench.provenance_check", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m hichunk.bench.perf.provenance_check", description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", required=True, metavar="DIR")
     parser.add_argument("--max-docs", type=int, default=60)
     parser.add_argument("--budgets", default="256,1024,4096")

@@ -1,7 +1,7 @@
 """A bounded load test of ``hichunk serve`` on localhost, and the same queries through ``hichunk query --queries``.
 
-    python -m hichunk.bench.serve_load make-index --out /tmp/idx10k --leaves 10000
-    python -m hichunk.bench.serve_load run --index /tmp/idx10k --clients 1,8,32 --requests 400 --seconds 60
+    python -m hichunk.bench.perf.serve_load make-index --out /tmp/idx10k --leaves 10000
+    python -m hichunk.bench.perf.serve_load run --index /tmp/idx10k --clients 1,8,32 --requests 400 --seconds 60
 
 ``make-index`` writes a synthetic index: seeded Markdown documents (chapters,
 sections, paragraphs over a fixed vocabulary) chunked with the ``structure``
@@ -248,7 +248,7 @@ def cmd_run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hichunk.bench.serve_load", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m hichunk.bench.perf.serve_load", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     m = sub.add_parser("make-index", help="write a synthetic index of about N leaves")

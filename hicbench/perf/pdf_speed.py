@@ -1,6 +1,6 @@
 """PDF speed: extraction and parsing throughput, and whole-chunking seconds per 30-page PDF.
 
-    python -m hichunk.bench.pdf_speed --pdfs /work/data/raw/r-doc-pdf --threads 2
+    python -m hichunk.bench.perf.pdf_speed --pdfs /work/data/raw/r-doc-pdf --threads 2
 
 For every PDF under ``--pdfs``: PDFium extraction alone (``read_pdf``), the
 whole parse (extraction, layout analysis, clean view: ``parse_pdf``) and the
@@ -73,7 +73,7 @@ def slices(data: bytes, pages: int, limit: int) -> list[bytes]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m hichunk.bench.pdf_speed", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m hichunk.bench.perf.pdf_speed", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pdfs", required=True, help="folder walked for *.pdf")
     ap.add_argument("--repeats", type=int, default=3, help="runs per file; the median counts")
     ap.add_argument("--threads", type=int, default=2, help="torch threads for the model (default 2)")

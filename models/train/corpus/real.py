@@ -17,8 +17,8 @@ import logging
 import os
 import shutil
 
-from hichunk.bench.data.corpus import detect_lang, split_of
-from hichunk.bench.data.render import Labelled, file_name
+from hichunk.models.train.corpus.corpus import detect_lang, split_of
+from hichunk.models.train.corpus.render import Labelled, file_name
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +105,8 @@ def real_pdfs(fetched, out_dir: str, seed: int = 0) -> list[Labelled]:
 
 def real_texts(fetched, out_dir: str, seed: int = 0) -> list[Labelled]:
     """Labelled plain-text documents for the info manuals of one fetched package (OUT/real/text)."""
-    from hichunk.bench.data.debian import list_documents
-    from hichunk.bench.data.info import info_plain_text, read_manual
+    from hichunk.models.train.corpus.debian import list_documents
+    from hichunk.models.train.corpus.info import info_plain_text, read_manual
 
     spec = fetched.spec
     out = []

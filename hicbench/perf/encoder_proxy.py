@@ -1,6 +1,6 @@
 """Which offline embedder, and does the heading breadcrumb help? A retrieval proxy built from structure.
 
-    python -m hichunk.bench.encoder_proxy --corpus CORPUS --split dev --docs 12 --encoders usem3,minilm,e5-small
+    python -m hichunk.bench.perf.encoder_proxy --corpus CORPUS --split dev --docs 12 --encoders usem3,minilm,e5-small
 
 For every leaf of at least 3 sentences, its middle sentence becomes a query
 and is removed from that leaf's encoder input, so the leaf must be found from
@@ -25,9 +25,9 @@ MIN_QUERY_CHARS = {"en": 25, "zh": 8}
 
 
 def _sample(corpus: str, split: str, per_lang: int, langs: tuple[str, ...] = ("en", "zh")):
-    from hichunk.bench.data.corpus import load_split
     from hichunk.chunkers import ChunkOptions, chunk_document
     from hichunk.document import parse_document
+    from hichunk.models.train.corpus.corpus import load_split
 
     options = ChunkOptions(merge_over_chunk=True)
     taken = {lang: 0 for lang in langs}

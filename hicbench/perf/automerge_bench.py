@@ -1,6 +1,6 @@
 """Auto-Merge side by side with the published code: same trees, rankings and tokenizer.
 
-    python -m hichunk.bench.automerge_bench --corpus CORPUS --split dev
+    python -m hichunk.bench.perf.automerge_bench --corpus CORPUS --split dev
 
 For every document (structure chunker, HC200 leaves, merge_over_chunk) and
 several seeded random rankings of its leaves, runs the reference
@@ -18,14 +18,14 @@ import time
 
 import numpy as np
 
-from hichunk.bench.reference_code import PieceTokenizer, load_reference_algo, to_reference_leaves
+from hichunk.bench.perf.reference_code import PieceTokenizer, load_reference_algo, to_reference_leaves
 from hichunk.bench.stats import fmt_ci
 
 
 def _trees(corpus: str, split: str, limit: int | None):
-    from hichunk.bench.data.corpus import load_split
     from hichunk.chunkers import ChunkOptions, chunk_document
     from hichunk.document import parse_document
+    from hichunk.models.train.corpus.corpus import load_split
 
     options = ChunkOptions(merge_over_chunk=True)
     for i, doc in enumerate(load_split(corpus, split)):

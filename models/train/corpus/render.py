@@ -27,10 +27,10 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from hichunk.bench.data.corpus import SPLITS, CorpusDoc
-from hichunk.bench.data.normalise import heading_title
-from hichunk.bench.data.styles import CALLOUTS, Numberer, Profile, draw_profile
 from hichunk.document.markdown import parse_markdown
+from hichunk.models.train.corpus.corpus import SPLITS, CorpusDoc
+from hichunk.models.train.corpus.normalise import heading_title
+from hichunk.models.train.corpus.styles import CALLOUTS, Numberer, Profile, draw_profile
 
 KINDS = ("markdown", "text", "pdf")
 BOOK_WORDS = (50_000, 120_000)  # English book sizes, whitespace words

@@ -15,8 +15,8 @@ import random
 import re
 from xml.sax.saxutils import escape
 
-from hichunk.bench.data.render import Block, Labelled, file_name, rng_for
-from hichunk.bench.data.styles import Numberer, draw_profile
+from hichunk.models.train.corpus.render import Block, Labelled, file_name, rng_for
+from hichunk.models.train.corpus.styles import Numberer, draw_profile
 
 _CJK_FONT = "STSong-Light"
 
@@ -160,7 +160,7 @@ def render_pdf(blocks: list[Block], title: str, lang: str, rng: random.Random, p
 
 def render_pdf_doc(doc, split: str, seed: int, out_dir: str) -> Labelled:
     """A corpus document as a labelled PDF."""
-    from hichunk.bench.data.render import blocks_of
+    from hichunk.models.train.corpus.render import blocks_of
 
     rng = rng_for(seed, "pdf", doc.id)
     doc_id = f"pdf:{doc.id}"

@@ -1,0 +1,1 @@
+"""Speed and scale benchmarks: chunking, PDF reading, index builds, search latency, the HTTP service."""
