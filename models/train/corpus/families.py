@@ -1,0 +1,35 @@
+"""Document families: a project and every package and rendering of its documentation.
+
+A split-point model is only as good as its worst unseen family, so models are judged
+leave-family-out: every document of a family (its Markdown, its plain-text, styled and PDF
+renderings, its real PDFs and info manuals, its translations) is held out together. Packages
+of one project share conventions (the R manuals as info and as PDF; LilyPond's English and
+Chinese manuals; the KDE handbooks, written to one DocBook style guide), so they form one
+family; a package not listed here is a family of its own.
+"""
+
+from __future__ import annotations
+
+FAMILIES: dict[str, str] = {
+    "r-doc-info": "r",
+    "r-doc-pdf": "r",
+    "lilypond-doc": "lilypond",
+    "lilypond-doc-pdf": "lilypond",
+    "lilypond-doc-html-zh": "lilypond",
+    "kicad-doc-en": "kicad",
+    "kicad-doc-zh": "kicad",
+    "konsole": "kde",
+    "kstars-data": "kde",
+    "kmymoney-common": "kde",
+    "kile-doc": "kde",
+    "kdenlive-data": "kde",
+    "postgresql-doc-15": "postgresql",
+    "python3.11-doc": "python",
+    "python-django-doc": "django",
+    "libreoffice-help-zh-cn": "libreoffice",
+}
+
+
+def family_of(package: str) -> str:
+    """The family of a corpus source or real-document package (its own name when it has no project family)."""
+    return FAMILIES.get(package, package)
