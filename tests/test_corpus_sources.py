@@ -245,3 +245,22 @@ def test_groups_align_twins():
 def test_detect_lang_ignores_code():
     zh = "这是中文说明，足够长。" * 3
     assert detect_lang(zh + "\n```\n" + "code_line = value\n" * 50 + "```\n") == "zh"
+
+
+def test_docbook_xinclude_and_external_dtd(tmp_path):
+    """GnuCash's layout: chapters pulled in with XInclude, the application's name in a DTD included by a DTD."""
+    (tmp_path / "top.dtd").write_text('<!ENTITY % inner SYSTEM "inner.dtd">\n%inner;\n<!ENTITY % gm.x "<b>">',
+                                      encoding="utf-8")
+    (tmp_path / "inner.dtd").write_text('<!ENTITY series "4">\n<!ENTITY app "GnuCash">\n<!ENTITY vers "&series;.13">',
+                                        encoding="utf-8")
+    (tmp_path / "ch_one.xml").write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE chapter SYSTEM "top.dtd">\n<chapter><title>Basics of &app;</title>'
+        '<para>Version &vers;.</para><sect1><title>Accounts</title><tip><para>Save often.</para></tip>'
+        '<figure><title>The account tree</title><screenshot/></figure></sect1></chapter>', encoding="utf-8")
+    xml = ('<?xml version="1.0"?>\n<!DOCTYPE book SYSTEM "top.dtd">\n<book xmlns:xi="http://www.w3.org/2001/XInclude">'
+           '<bookinfo><title>&app; Guide</title></bookinfo><xi:include href="ch_one.xml" />'
+           '<xi:include href="missing.xml"/></book>')
+    found, md = heads(docbook_items(xml, str(tmp_path)))
+    assert found == [(1, "Basics of GnuCash"), (2, "Accounts")]
+    assert "Version 4.13." in md and "Save often." in md
+    assert "The account tree" in md  # a figure title is a plain line, never a heading
