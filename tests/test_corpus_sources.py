@@ -264,3 +264,71 @@ def test_docbook_xinclude_and_external_dtd(tmp_path):
     assert found == [(1, "Basics of GnuCash"), (2, "Accounts")]
     assert "Version 4.13." in md and "Save often." in md
     assert "The account tree" in md  # a figure title is a plain line, never a heading
+
+
+# -- real PDFs: language gate, gzipped PDFs, exclusions -------------------------------------------------
+
+
+def _outlined_pdf(path, paragraphs: list[str]) -> None:
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path))
+    for n, text in enumerate(paragraphs):
+        c.drawString(72, 760, f"Heading {n}")
+        words = text.split()
+        for k in range(0, len(words), 12):
+            c.drawString(72, 740 - 14 * (k // 12), " ".join(words[k : k + 12]))
+        c.bookmarkPage(f"p{n}")
+        c.addOutlineEntry(f"Heading {n}", f"p{n}", level=min(n, 1))
+        c.showPage()
+    c.save()
+
+
+def test_text_lang_keeps_english_and_chinese_only():
+    from hichunk.models.train.corpus.real import text_lang
+
+    assert text_lang("The manual explains how to use the program and what it is for. " * 30) == "en"
+    assert text_lang("Le manuel explique comment utiliser le programme et à quoi il sert. " * 30) is None
+    assert text_lang("本手册介绍如何使用这个程序，以及它的用途。" * 30) == "zh"
+    assert text_lang("このマニュアルはプログラムの使い方を説明します。" * 30) is None
+    assert text_lang("too short") is None
+
+
+def test_real_pdfs_gunzip_skip_other_languages_and_exclusions(tmp_path):
+    import gzip
+
+    from hichunk.models.train.corpus.debian import FetchedPackage, PackageSpec
+    from hichunk.models.train.corpus.real import real_pdfs
+
+    root = tmp_path / "tree/usr/share/doc/x"
+    (root / "latex/oberdiek").mkdir(parents=True)
+    english = ["The manual explains how to use the program and what it is for, in the order of a first reading. " * 8] * 3
+    french = ["Le manuel explique comment utiliser le programme et à quoi il sert, dans l'ordre d'une lecture. " * 8] * 3
+    _outlined_pdf(root / "guide.pdf", english)
+    _outlined_pdf(root / "guide-fr-text.pdf", french)
+    _outlined_pdf(root / "latex/oberdiek/code.pdf", english)
+    _outlined_pdf(tmp_path / "help.pdf", english)
+    (root / "help-en.pdf.gz").write_bytes(gzip.compress((tmp_path / "help.pdf").read_bytes()))
+    spec = PackageSpec("x-doc", "", "usr/share/doc/x", ("**/*.pdf", "*.pdf.gz"), "pdf", exclude=("latex/oberdiek/*",),
+                       group_pattern=r"([a-z]+)[^/]*\.pdf", group_prefix="manual:")
+    labels = real_pdfs(FetchedPackage(spec, "1", "x.deb", str(tmp_path / "tree")), str(tmp_path / "out"))
+    assert sorted(lb.source_id for lb in labels) == ["x-doc/guide.pdf", "x-doc/help-en.pdf"]
+    for lb in labels:
+        assert lb.lang == "en" and lb.style["pages"] == 3 and len(lb.headings) == 3
+        assert (tmp_path / "out" / lb.path).read_bytes().startswith(b"%PDF")
+    assert len(list((tmp_path / "out").rglob("*.pdf"))) == 2  # skipped PDFs leave no copy behind
+
+
+def test_new_sources_have_families_and_pdf_groups_match_their_corpus_twins():
+    from hichunk.models.train.corpus.families import family_of
+
+    assert family_of("exim4-doc-info") == family_of("exim4-doc-html") == "exim"
+    assert family_of("nodejieba") == "jieba"
+    pdf = {s.name: s for s in REAL_PDFS}
+    assert SOURCES["gnucash-docs"].group_of("gnucash-guide/index.docbook") == \
+        pdf["gnucash-docs"].group_of("gnucash-guide-en.pdf.gz") == "manual:gnucash-guide"
+    assert SOURCES["gnuplot-doc"].group_of("gnuplot.info.gz") == pdf["gnuplot-doc"].group_of("gnuplot.pdf")
+    assert SOURCES["texlive-lang-cjk"].group_of("xelatex/xecjk/xeCJK.tex") == \
+        pdf["texlive-lang-cjk"].group_of("xelatex/xecjk/xeCJK.pdf")
+    assert SOURCES["texlive-publishers-doc"].group_of("thuthesis/data/chap01.tex") == \
+        pdf["texlive-publishers-doc"].group_of("latex/thuthesis/thuthesis.pdf") == "texlive:latex/thuthesis"
