@@ -99,6 +99,26 @@ def test_info_levels_and_offsets():
     assert "* Menu:" in text and "\x1f" not in text and "File:" not in text
 
 
+FAQ_INFO = (
+    "Info file: q.info,    -*-Text-*-\nproduced by bfnnconv.pl\n\n\x1f\nFile: q.info, Node: Top, Next: Section 1\n\n"
+    "    THE FAQ\n\n* Menu:\n* Section 1::  Basics\n\n\x1f\nFile: q.info, Node: Section 1, Up: Top\n\n"
+    "Questions about basics\n\n* Menu:\n* Question 1.1::  What is it?\n\n"
+    "\x1f\nFile: q.info, Node: Question 1.1, Up: Section 1\n\nQuestion 1.1.  Why do I get the error Bad CPU type\n"
+    "when I install it?\n\nBecause the binary is for another machine.\n\n"
+    "\x1f\nFile: q.info, Node: Question 1.2, Up: Section 1\n\nSomething that is not the question.\n"
+)
+
+
+def test_info_faq_questions_are_headings():
+    found, md = heads(info_items(FAQ_INFO))
+    assert found == [(1, "Questions about basics"), (2, "Question 1.1. Why do I get the error Bad CPU type when I install it?")]
+    assert "Because the binary" in md and md.count("when I install it?") == 1  # the wrapped line is not body too
+    text, hs = info_plain_text(FAQ_INFO)
+    assert [(lv, t) for lv, t, _ in hs] == [(1, "Questions about basics"), (2, "Question 1.1.  Why do I get the error Bad CPU type")]
+    for _, title, off in hs:
+        assert text[off:].startswith(title + "\n")
+
+
 def test_info_underline_must_match_width():
     assert underline_char("Title", "=====") == "="
     assert underline_char("Title", "======") is None
