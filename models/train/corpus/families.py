@@ -36,6 +36,7 @@ FAMILIES: dict[str, str] = {
     "pari-doc": "pari",
     "zsh-doc": "zsh",
     "gnuplot-doc": "gnuplot",
+    "linuxcnc-doc-en": "linuxcnc",
     "nodejieba": "jieba",  # the Node binding ships cppjieba's README: one project
 }
 

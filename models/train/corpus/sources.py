@@ -164,6 +164,9 @@ REAL_PDFS: tuple[PackageSpec, ...] = (
                 group_pattern=r"(gnuplot)\.pdf$", group_prefix="manual:"),
     PackageSpec("zsh-doc", "en", "usr/share/doc/zsh-common", ("zsh.pdf",), "pdf", group_pattern=r"([^/]+)\.pdf$",
                 group_prefix="manual:"),
+    PackageSpec("linuxcnc-doc-en", "en", "usr/share/doc/linuxcnc",
+                ("LinuxCNC_Getting_Started.pdf", "LinuxCNC_Integrator.pdf", "LinuxCNC_Developer.pdf"), "pdf",
+                group_pattern=r"LinuxCNC_([A-Za-z_]+)\.pdf$", group_prefix="manual:linuxcnc-"),
     PackageSpec("gnucash-docs", "en", "usr/share/doc/gnucash-docs", ("gnucash-*-en.pdf.gz",), "pdf",
                 group_pattern=r"gnucash-([a-z]+)-en\.pdf", group_prefix="manual:gnucash-"),
 )
