@@ -27,35 +27,22 @@ log = logging.getLogger(__name__)
 
 
 def pdf_outline(path: str) -> list[dict]:
-    """[{level, title, offset: None, page}] from a PDF's outline (empty when it has none or is unreadable)."""
-    from pypdf import PdfReader
+    """[{level, title, offset: None, page}] from a PDF's outline (empty when it has none or is unreadable).
+
+    Read with PDFium (``hichunk.document.pdf_outline``): a 1,300-page manual's outline takes
+    milliseconds, where resolving every destination in pure Python took tens of seconds."""
+    from hichunk.document.pdf import pdf_outline as read_outline
 
     try:
-        reader = PdfReader(path)
-        outline = reader.outline
-    except Exception as exc:  # noqa: BLE001 - a broken PDF is skipped, whatever pypdf raises
+        entries = read_outline(path)
+    except Exception as exc:  # noqa: BLE001 - a broken PDF is skipped, whatever the reader raises
         log.warning("%s: no outline (%s)", path, exc)
         return []
-    out: list[dict] = []
-
-    def walk(items, depth: int) -> None:
-        for item in items:
-            if isinstance(item, list):
-                walk(item, depth + 1)
-                continue
-            try:
-                page = reader.get_destination_page_number(item) + 1
-            except Exception:  # noqa: BLE001 - a dangling destination
-                page = None
-            title = " ".join(str(getattr(item, "title", "") or "").split())
-            if title:
-                out.append({"level": depth, "title": title, "offset": None, "page": page})
-
-    try:
-        walk(outline, 1)
-    except Exception as exc:  # noqa: BLE001
-        log.warning("%s: unreadable outline (%s)", path, exc)
-        return []
+    out = []
+    for entry in entries:
+        title = " ".join(entry.title.split())
+        if title:
+            out.append({"level": entry.level, "title": title, "offset": None, "page": entry.page})
     return out
 
 
