@@ -18,7 +18,14 @@ Besides the five original packages (``hichunk.models.train.corpus.debian``), che
 * HTML: KiCad manuals in Chinese and English (asciidoctor; chapters become documents) and
   the Chinese LilyPond learning manual and web site (texinfo HTML, one big page each).
 * Markdown: ``openclaw-cn`` (npm; Chinese and English), ``bilibili-api-python`` (PyPI),
-  ``cnchar`` and ``hexo-theme-next`` (npm), ``wechatpayv3`` (PyPI).
+  ``cnchar`` and ``hexo-theme-next`` (npm), ``wechatpayv3`` (PyPI), and Chinese READMEs with
+  unnumbered headings written like blog posts (``cnocr``, ``efinance``, ``synonyms`` on PyPI;
+  ``eslint-config-alloy``, ``hexo-theme-butterfly``, ``hexo-theme-stellar``, ``oicq``,
+  ``nodejieba`` on npm).
+* More Chinese LaTeX: ``texlive-lang-cjk`` and the Chinese thesis templates of
+  ``texlive-publishers-doc``. FAQs: ``fetchmail`` and ``zsh-doc`` (HTML, questions as headings),
+  the Asymptote FAQ (info). Manuals: the Exim specification (info), GnuCash's guide and help
+  (DocBook with XIncludes, tips, notes, figure and table titles).
 
 Held-out Debian Documentation Project manuals are never among them (see ``HELD_OUT``).
 """
@@ -129,7 +136,8 @@ SOURCES: dict[str, PackageSpec] = {**DEBIAN_ORIGINAL, **{s.name: s for s in NEW}
 DEFAULT_SOURCES = tuple(SOURCES)  # the full set
 ORIGINAL_SOURCES = tuple(DEBIAN_ORIGINAL)
 
-# Real PDFs whose bookmark outline gives the heading tree (rendered nowhere: used as they are).
+# Real PDFs whose bookmark outline gives the heading tree (rendered nowhere: used as they are). Checked on
+# Debian 12: each has multi-level outlines (tens to a thousand entries); pages and languages vary.
 REAL_PDFS: tuple[PackageSpec, ...] = (
     PackageSpec("r-doc-pdf", "en", "usr/share/doc/r-doc-pdf/manual", ("*.pdf",), "pdf",
                 group_pattern=r"([^/]+)\.pdf$", group_prefix="manual:"),
