@@ -119,6 +119,15 @@ def test_info_faq_questions_are_headings():
         assert text[off:].startswith(title + "\n")
 
 
+def test_info_image_and_index_markers_are_not_text():
+    info = ("\x1f\nFile: m.info,  Node: A\n\n1 A\n***\n\nSee\n\x00\x08[image src=\"x.png\" alt=\"pic\"\x00\x08]\nthis.\n\n"
+            "\x00\x08[index\x00\x08]\n* Menu:\n")
+    _, md = heads(info_items(info))
+    text, _ = info_plain_text(info)
+    for out in (md, text):
+        assert "\x00" not in out and "\x08" not in out and "image src" not in out and "See" in out and "this." in out
+
+
 def test_info_underline_must_match_width():
     assert underline_char("Title", "=====") == "="
     assert underline_char("Title", "======") is None

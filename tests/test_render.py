@@ -330,7 +330,18 @@ def test_callout_boxes_and_captions_sit_inside_sections():
 
 def test_question_prefix_only_on_questions():
     n = Numberer(_conventions(faq_prefix="Q: ", scheme="decimal"))
-    assert [n.title(1, "What is it?"), n.title(2, "Installing")] == ["1. Q: What is it?", "1.1 Installing"]
+    assert [n.title(1, "What is it?"), n.title(2, "Installing"), n.title(2, "Question 1.2. Why?")] == [
+        "1. Q: What is it?", "1.1 Installing", "1.2 Question 1.2. Why?"]
+
+
+def test_caption_and_callout_words_skip_markup():
+    import random
+
+    from hichunk.models.train.corpus.render import _phrase
+
+    assert _phrase("**Returns:** `dict`: 调用 API 返回的结果", "zh", random.Random(0)).startswith("调用"[:1])
+    assert "<" not in _phrase("<div align=center> text", "zh", random.Random(0))
+    assert _phrase("We want to make topic' branches", "en", random.Random(3)).split()[-1][-1] != "'"
 
 
 def test_books_with_parts_put_chapters_at_level_two():

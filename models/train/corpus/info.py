@@ -65,10 +65,14 @@ def underline_char(title: str, under: str) -> str | None:
     return under[0]
 
 
+_MARKER = re.compile(r"\x00\x08\[.*?\x00\x08\]", re.S)  # images, the index mark
+
+
 def nodes(text: str) -> list[tuple[str, list[str]]]:
-    """(node name, body lines) of every node, without the header line; tag tables and preamble skipped."""
+    """(node name, body lines) of every node, without the header line; tag tables, preamble and image
+    markers (``\\0\\b[image src="x.png"\\0\\b]``, which LilyPond's and Asymptote's manuals are full of) skipped."""
     out = []
-    for chunk in text.split("\x1f")[1:]:
+    for chunk in _MARKER.sub("", text).split("\x1f")[1:]:
         lines = chunk.lstrip("\n").split("\n")
         head = lines[0] if lines else ""
         if head.startswith("Tag Table:") or head.startswith("Indirect:") or head.startswith("End Tag Table"):

@@ -179,10 +179,11 @@ class _Writer:
 def _phrase(text: str, lang: str, rng: random.Random) -> str:
     """A few words of a paragraph, as the title of a callout box or a caption."""
     if lang == "zh":
-        head = re.split(r"[，。；：！？,.;:!?\s（(]", text.strip(), maxsplit=1)[0]
-        return head[: rng.randint(4, 12)] or text[:8]
-    words = re.findall(r"[A-Za-z][\w'-]*", text)[: rng.randint(2, 6)]
-    phrase = " ".join(words) or "Overview"
+        run = re.search(r"[\u4e00-\u9fff]{2,}", text)
+        if run:
+            return run.group(0)[: rng.randint(4, 12)]
+    words = [w.strip("'-") for w in re.findall(r"[A-Za-z][\w'-]*", text)[: rng.randint(2, 6)]]
+    phrase = " ".join(w for w in words if w) or ("概述" if lang == "zh" else "Overview")
     return phrase[:1].upper() + phrase[1:]
 
 

@@ -10,6 +10,7 @@ the title already had, so "1.1 Scope" never becomes "2.3 1.1 Scope".
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import asdict, dataclass, field
 
 from hichunk.numbering import strip_heading_number
@@ -227,7 +228,8 @@ class Numberer:
                 self.counters[i] = 1
         if level == 1:
             self.top_seen += 1
-        question = self.p.faq_prefix if title.rstrip().endswith(("?", "？")) else ""
+        asks = title.rstrip().endswith(("?", "？")) and not re.match(r"(Q\b|Q\d|Question\b|问)", title.lstrip())
+        question = self.p.faq_prefix if asks else ""
         if self.formats is None:
             return HeadingText("", "", question + title)
         bare = question + strip_heading_number(title)
