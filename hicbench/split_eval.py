@@ -41,7 +41,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from hichunk.bench.family_summary import family_rows, format_distribution
 from hichunk.bench.metrics.splits import SplitCounts, bootstrap_ci, count_tree
@@ -175,23 +175,15 @@ def evaluate(docs: list[Labelled], methods: str, progress: bool = True) -> dict[
     A method whose model is a folder of fold models scores each document with the fold model
     that never saw the document's family.
     """
-    from hichunk.models.train.folds import fold_dir, is_fold_dir, load_plan
     from hichunk.tokens import load_tokenizer
 
     tokenizer = load_tokenizer()
     by_id = {d.id: d for d in docs}
+    families = {d.id: d.family for d in docs}
     out: dict[str, MethodResult] = {}
     for spec in parse_methods(methods):
-        if spec.model is not None and is_fold_dir(spec.model):
-            plan = load_plan(spec.model)
-            chunked = {}
-            for index in range(plan.k):
-                members = {d.id: d.doc for d in docs if plan.fold_of(d.family) == index}
-                if members:
-                    fold_spec = replace(spec, model=fold_dir(spec.model, index))
-                    chunked.update(chunk_all(members, fold_spec, tokenizer, on_error="count", progress=progress))
-        else:
-            chunked = chunk_all({d.id: d.doc for d in docs}, spec, tokenizer, on_error="count", progress=progress)
+        chunked = chunk_all({d.id: d.doc for d in docs}, spec, tokenizer, on_error="count", progress=progress,
+                            families=families)
         res = MethodResult()
         for doc_id in sorted(chunked):
             c, item = chunked[doc_id], by_id[doc_id]

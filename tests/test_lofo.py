@@ -72,6 +72,7 @@ def test_family_distribution_takes_medians_over_families_and_names_the_worst():
 def test_fold_models_never_see_their_families_and_score_their_own(family_corpus, tmp_path, monkeypatch):
     pytest.importorskip("torch")
     from hichunk.bench import split_eval
+    from hichunk.bench.runners import chunk as chunk_runner
     from hichunk.models.train.encoder import TrainSettings, train_folds
 
     settings = TrainSettings(epochs=1, max_steps=2, windows=(16,), batch_lines=64, window_lines=32,
@@ -85,13 +86,13 @@ def test_fold_models_never_see_their_families_and_score_their_own(family_corpus,
         n_train = sum(1 for line in open(f"{family_corpus}/train.jsonl") if json.loads(line)["corpus"] not in held)
         assert cfg.info["train_docs"] == n_train
     used: dict[str, set[str]] = {}
-    real_chunk_all = split_eval.chunk_all
+    real_chunk_all = chunk_runner.chunk_all
 
-    def recording(docs, spec, *args, **kwargs):
+    def recording(docs, spec, *args, **kwargs):  # the per-fold calls the runner makes
         used.setdefault(spec.model or spec.label, set()).update(docs)
         return real_chunk_all(docs, spec, *args, **kwargs)
 
-    monkeypatch.setattr(split_eval, "chunk_all", recording)
+    monkeypatch.setattr(chunk_runner, "chunk_all", recording)
     report = tmp_path / "lofo.json"
     assert split_eval.main(["--corpus", family_corpus, "--lofo", "--methods", f"v={out},numbering", "-q",
                             "--bootstrap", "50", "--json", str(report)]) == 0
@@ -104,6 +105,16 @@ def test_fold_models_never_see_their_families_and_score_their_own(family_corpus,
     assert overall and overall[0]["n_families"] == len(FAMILIES)
     groups = {r["group"] for r in data["rows"]}
     assert {"markdown-corpus [en]", "markdown-unnumbered [en]"} <= groups
+
+
+def test_document_ids_name_their_family():
+    from hichunk.models.train.corpus.families import document_family
+
+    assert document_family("unnumbered:r-doc-info/R-ints.info.gz#12") == "r"
+    assert document_family("text:book:manpages-zh:zh:dev:2") == "manpages-zh"
+    assert document_family("markdown:styled:kile-doc/en/kile/index.docbook") == "kde"
+    assert document_family("real-pdf:r-doc-pdf/R-data.pdf") == "r"
+    assert document_family("python3.11-doc__library__os") == "python"  # a benchmark id made from a corpus id
 
 
 def test_a_family_cap_keeps_each_family_small():

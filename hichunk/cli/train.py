@@ -22,6 +22,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--family-cap", type=int, metavar="N",
                    help="at most N training documents per family and input kind (default: no cap)")
     p.add_argument("--epochs", type=int, help="passes over the training documents (default: the shipped recipe)")
+    p.add_argument("--recipe", choices=("v3", "v4"), default="v4",
+                   help="network and features: v4 (default: normalised reading, pretrained multilingual subword "
+                   "pieces, overlap and shape cues) or v3 (the model shipped before: hashed n-grams and cues)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0, as shipped)")
     p.add_argument("--max-docs", type=int, help="use only the first N documents of each split (quick runs)")
     p.add_argument("--max-steps", type=int, help="stop after N optimiser steps (quick runs)")
@@ -45,10 +48,11 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
     from hichunk.errors import HichunkError
-    from hichunk.models.train.encoder import train_folds
+    from hichunk.models.train.encoder import RECIPES, train_folds
 
     settings = TrainSettings(seed=args.seed, max_docs=args.max_docs, max_steps=args.max_steps, labels=args.labels,
-                             kinds=tuple(k for k in args.kinds.split(",") if k), family_cap=args.family_cap)
+                             kinds=tuple(k for k in args.kinds.split(",") if k), family_cap=args.family_cap,
+                             net=dict(RECIPES[args.recipe]))
     if args.epochs is not None:
         settings.epochs = args.epochs
     if args.fold and not args.folds:

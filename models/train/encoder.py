@@ -43,6 +43,15 @@ MAX_JUMPS = (0, 1)
 REL_WEIGHTS = (0.0, 0.5, 1.0, 2.0)
 
 
+# Network recipes: "v3" is the model shipped before (hashed n-grams + cues), "v4" adds normalised reading,
+# pretrained multilingual subword pieces, overlap and shape cues, and hides the n-grams of a share of lines.
+RECIPES: dict[str, dict] = {
+    "v3": {"hidden": 64},
+    "v4": {"hidden": 64, "features": 4, "sem_dim": 32, "ngram_drop": 0.2},
+}
+DEFAULT_RECIPE = "v4"
+
+
 @dataclass
 class TrainSettings:
     """What a training run does (stored in the model's config for provenance)."""
@@ -60,7 +69,7 @@ class TrainSettings:
     threads: int = 1  # more threads spin and slow small recurrent kernels down on 2 busy cores
     start_weight: float = 1.0  # loss weight of lines where a chunk starts (the rare class)
     rel_loss: float = 1.0  # weight of the level-change loss (networks with rel_classes)
-    net: dict = field(default_factory=lambda: {"hidden": 64})  # NetConfig overrides
+    net: dict = field(default_factory=lambda: dict(RECIPES[DEFAULT_RECIPE]))  # NetConfig overrides
     policy: AugmentPolicy = field(default_factory=AugmentPolicy)
     exclude_families: tuple[str, ...] = ()  # families never read (a leave-family-out fold)
     family_cap: int | None = None  # at most this many documents per family and input kind (balanced families)
