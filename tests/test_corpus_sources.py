@@ -351,7 +351,7 @@ def test_real_pdfs_gunzip_skip_other_languages_and_exclusions(tmp_path):
 def test_new_sources_have_families_and_pdf_groups_match_their_corpus_twins():
     from hichunk.models.train.corpus.families import family_of
 
-    assert family_of("exim4-doc-info") == family_of("exim4-doc-html") == "exim"
+    assert family_of("exim4-doc-info") == "exim"
     assert family_of("nodejieba") == "jieba"
     pdf = {s.name: s for s in REAL_PDFS}
     assert SOURCES["gnucash-docs"].group_of("gnucash-guide/index.docbook") == \

@@ -30,7 +30,6 @@ FAMILIES: dict[str, str] = {
     "python-django-doc": "django",
     "libreoffice-help-zh-cn": "libreoffice",
     "exim4-doc-info": "exim",
-    "exim4-doc-html": "exim",
     "gnucash-docs": "gnucash",
     "glpk-doc": "glpk",
     "asymptote-doc": "asymptote",
