@@ -17,7 +17,9 @@ level most of its members were predicted at, and then orders the groups:
 Starts whose style says nothing (an unnumbered plain line, as in Markdown with
 its markers hidden) keep the level the model gave them: there is no evidence to
 overrule it with. Model-agnostic: it reads only unit texts, layouts and the
-predicted (level, title) of each start.
+predicted (level, title) of each start. Texts are read through
+``hichunk.textnorm.fold``: "第\u00a01\u00a0章" and "１．２" have the styles of
+"第 1 章" and "1.2".
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ from dataclasses import dataclass
 from hichunk.document.model import MAX_LEVEL
 from hichunk.numbering import number_pattern
 from hichunk.protocol import LineLayout
+from hichunk.textnorm import fold
 
 HEADING_CHARS = 120  # longer lines have no heading style
 # "3", "3.2", "3.2.1." and appendix forms "A.1", "B.2.3" at the start of a line
-_OUTLINE = re.compile(r"^\s*(?:[0-9０-９]{1,3}|[A-Z](?=[.．][0-9０-９]))((?:[.．][0-9０-９]{1,3})*)[.．]?(?=\s|$|[\u3400-\u9fff])")
-_ZH_UNIT = re.compile(r"^\s*第\s*[0-9０-９零〇一二三四五六七八九十百千两]+\s*(章|节|節|篇|部分|部|编|編|卷|课|課|讲|講|条|條|款)")
+_OUTLINE = re.compile(r"^\s*(?:[0-9]{1,3}|[A-Z](?=\.[0-9]))((?:\.[0-9]{1,3})*)\.?(?=\s|$|[\u3400-\u9fff])")
+_ZH_UNIT = re.compile(r"^\s*第\s*[0-9零〇一二三四五六七八九十百千两]+\s*(章|节|節|篇|部分|部|编|編|卷|课|課|讲|講|条|條|款)")
 _WORD = re.compile(r"^\s*(chapter|part|appendix|section|book|volume|lesson|unit|article)\b", re.I)
 
 
@@ -61,13 +64,13 @@ class Style:
 
 def heading_style(text: str, layout: LineLayout | None = None) -> Style:
     """The style of a heading line (model-input text and its layout)."""
-    s = text.strip()
+    s = fold(text).strip()
     if not s or len(s) > HEADING_CHARS:
         return Style()
     numbering, depth = "", 0
     m = _OUTLINE.match(s)
     if m:
-        numbering, depth = "outline", 1 + len(re.findall(r"[.．]", m.group(1)))
+        numbering, depth = "outline", 1 + m.group(1).count(".")
     elif (zh := _ZH_UNIT.match(s)) is not None:
         numbering = f"zh-{zh.group(1)}"
     elif (word := _WORD.match(s)) is not None:
@@ -80,16 +83,17 @@ def heading_style(text: str, layout: LineLayout | None = None) -> Style:
     return Style(numbering, depth, layout.underline, round(layout.size * 20) / 20, layout.bold, caps)
 
 
-_SENTENCE_END = (".", "。", "!", "！", "?", "？", ";", "；", ",", "，", ":", "：")
+_SENTENCE_END = (".", "。", "!", ";", ",", ":")  # on folded text: "！" reads "!"; a question may be a title
 
 
 def title_shaped(text: str, layout: LineLayout | None = None) -> bool:
     """Whether a line can be a chunk's title: a whole line, short, not a sentence of running text.
 
     A model may start a chunk at body text (a paragraph that opens a topic);
-    such a chunk has no title, so body text never enters a breadcrumb.
+    such a chunk has no title, so body text never enters a breadcrumb. A
+    question on a line of its own is a title (FAQs are made of them).
     """
-    s = text.strip()
+    s = fold(text).strip()
     if not s or len(s) > HEADING_CHARS:
         return False
     if layout is not None and not (layout.starts_line and layout.ends_line):
