@@ -22,9 +22,10 @@ Running heads that carry the current chapter or section title ("CHAPTER 2.
 GETTING STARTED 14", "2.3. Where to get it") vary from page to page, so the
 first rule also compares them with the document's **titles masked**: a run of
 words that is a heading title found elsewhere in the document (a line set
-larger or bolder than the body, or a bookmark's title on its line; numbers
-stripped, case and width folded, a title cut short with an ellipsis too) reads
-as one placeholder. A line that is nothing but a title counts this way only
+larger or bolder than the body, or two such lines in a row; numbers stripped,
+case and width folded, a title cut short with an ellipsis too) reads as one
+placeholder. (Bookmarks are not read here: layout analysis is the same whether
+explicit structure is used or hidden.) A line that is nothing but a title counts this way only
 when it is set like body text or smaller and not bold (bold labels such as
 "Usage" or "Examples" that open many pages are headings, not furniture).
 
@@ -44,7 +45,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hichunk.document.pdftext import BODY, FURNITURE, TOC, TextLine
@@ -216,9 +216,9 @@ class TitleMask:
         return tuple(out), all(w in ("<title>", "0") for w in out)
 
 
-def title_mask(text: str, lines: list[TextLine], metrics: BodyMetrics, titles: Iterable[str] = ()) -> TitleMask:
+def title_mask(text: str, lines: list[TextLine], metrics: BodyMetrics) -> TitleMask:
     """The titles running heads may carry: lines larger or bolder than the body (two such lines in a row
-    also as one title), and ``titles`` (a PDF's bookmarks) where a line reads the same."""
+    also as one title)."""
     mask = TitleMask()
     heads = [(i, ln) for i, ln in enumerate(lines)
              if ln.role == BODY and ln.end - ln.start <= 120 and (metrics.ratio(ln) >= TITLE_SIZE or metrics.bold(ln))]
@@ -229,24 +229,16 @@ def title_mask(text: str, lines: list[TextLine], metrics: BodyMetrics, titles: I
             if (j == i + 1 and nxt.page == ln.page and abs(nxt.size - ln.size) < 0.5 and nxt.bold == ln.bold
                     and 0 < nxt.y - ln.y <= 2 * ln.size):
                 mask.add(f"{text[ln.start : ln.end]} {text[nxt.start : nxt.end]}", i)
-    wanted = {_tokens(strip_heading_number(t)): t for t in titles}
-    if wanted:
-        for i, ln in enumerate(lines):
-            if ln.role == BODY and ln.end - ln.start <= 200:
-                title = wanted.get(_tokens(strip_heading_number(text[ln.start : ln.end])))
-                if title is not None:
-                    mask.add(title, i)
     return mask
 
 
-def mark_furniture(text: str, lines: list[TextLine], page_heights: list[float], metrics: BodyMetrics,
-                   titles: Iterable[str] = ()) -> None:
+def mark_furniture(text: str, lines: list[TextLine], page_heights: list[float], metrics: BodyMetrics) -> None:
     """Set ``role = FURNITURE`` on running heads, feet and folios (rules in the module docstring)."""
     n = len(page_heights)
     min_repeat = 2 if n <= 4 else max(3, math.ceil(0.2 * n))
     min_offset = 2 if n <= 4 else max(3, math.ceil(0.1 * n))
     repeats, offsets = _Heights(), _Heights()
-    known = title_mask(text, lines, metrics, titles)
+    known = title_mask(text, lines, metrics)
     index = {id(ln): i for i, ln in enumerate(lines)}
     keys = []
     for ln, band, rank in _candidates(lines, page_heights):
@@ -315,13 +307,12 @@ def mark_hyphens(text: str, lines: list[TextLine]) -> None:
             a.hyphen = True
 
 
-def analyse(text: str, lines: list[TextLine], page_heights: list[float], titles: Iterable[str] = ()) -> BodyMetrics:
+def analyse(text: str, lines: list[TextLine], page_heights: list[float]) -> BodyMetrics:
     """Mark TOC lines, furniture and hyphens; return the body metrics (measured on body text only).
 
     TOC lines go first so that long leader-dotted indexes cannot pass for the body text.
-    ``titles`` (a PDF's bookmark titles) help to tell running heads that repeat them.
     """
     mark_toc(text, lines)
-    mark_furniture(text, lines, page_heights, body_metrics(lines, len(page_heights)), titles)
+    mark_furniture(text, lines, page_heights, body_metrics(lines, len(page_heights)))
     mark_hyphens(text, lines)
     return body_metrics(lines, len(page_heights))
