@@ -244,7 +244,7 @@ def mark_furniture(text: str, lines: list[TextLine], page_heights: list[float], 
     for ln, band, rank in _candidates(lines, page_heights):
         s = text[ln.start : ln.end]
         plain = metrics.ratio(ln) <= 1.15 and not (rank and metrics.bold(ln))
-        key = (band, _DIGITS.sub("#", " ".join(s.lower().split()))) if plain else None
+        key = (band, _DIGITS.sub("#", " ".join(fold(s).lower().split()))) if plain else None
         masked = known.mask(s, index[id(ln)]) if plain and len(s) <= 200 else None
         if masked is not None:
             words, only_titles = masked
@@ -252,7 +252,7 @@ def mark_furniture(text: str, lines: list[TextLine], page_heights: list[float], 
             masked = (band, "masked", words) if quiet or not only_titles else None
         numbered = []
         if plain and len(s) <= 120:  # longer lines with a leading number are footnotes
-            tokens = s.split()
+            tokens = fold(s).split()
             values = {_number(t) for t in {tokens[0], tokens[-1]}} - {None}
             numbered = [(band, v - ln.page) for v in values]
         if key is not None:
@@ -269,7 +269,7 @@ def mark_furniture(text: str, lines: list[TextLine], page_heights: list[float], 
         if ((key is not None and repeats.count(key, ln.y) >= min_repeat)
                 or (masked is not None and repeats.count(masked, ln.y) >= min_repeat)
                 or any(offsets.count(k, ln.y) >= min_offset for k in numbered)
-                or (rank == 0 and _FOLIO.match(text[ln.start : ln.end]))):
+                or (rank == 0 and _FOLIO.match(fold(text[ln.start : ln.end])))):
             ln.role = FURNITURE
             flagged.add((ln.page, band, rank))
 

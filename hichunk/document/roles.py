@@ -59,13 +59,14 @@ def plain_text(text: str) -> str | None:
 # -- tables of contents ---------------------------------------------------------------------
 
 _LEADER = r"(?:(?:[.·‧⋯_]\s*){4,}|(?:…\s*){2,})"
-_LEADER_CHARS = (". .", "....", "·", "‧", "⋯", "__", "_ _", "…")
+_LEADER_HINT = re.compile(r"\. ?\.|[·‧⋯…]|_ ?_")  # a cheap sign of a leader before the full pattern
 _PAGE = r"(?:\d{1,4}|[ivxlcdm]{1,7})"
 _TOC_ENTRY = re.compile(r"^.*?\S\s*" + _LEADER + r"\s*" + _PAGE + "$", re.I)
 # an entry whose page number ends the line after a letter and a space (PDF pages of leader lines)
 TRAILING_NUMBER = re.compile(r"^.*?[^\W\d_].*?\S\s+(?:\d{1,4}|[ivxlc]{1,7})$", re.I)
 # plain text sets page numbers in a column: two or more spaces before the number
-_PAGE_COLUMN = re.compile(r"^.*?[^\W\d_].*?\S\s{2,}\d{1,4}$")
+_COLUMN_TAIL = re.compile(r"\S\s{2,}\d{1,4}$")
+_LETTER = re.compile(r"[^\W\d_]")
 _PAGE_AT_END = re.compile(_LEADER + r"\s*" + _PAGE + r"$|\s{2,}" + _PAGE + "$", re.I)
 TOC_TITLE = re.compile(r"^(?:table\s+of\s+)?contents:?$|^目\s*录$|^目\s*次$", re.I)
 _WORDS = re.compile(r"[^\W_]+")
@@ -74,8 +75,15 @@ _WORDS = re.compile(r"[^\W_]+")
 def is_toc_entry(text: str) -> bool:
     """A title, a dotted leader and a page number (the cheap tests first)."""
     s = fold(text).strip()
-    return (len(s) <= ROLE_CHARS and s[-1:].isalnum() and any(c in s for c in _LEADER_CHARS)
-            and bool(_TOC_ENTRY.match(s)))
+    return len(s) <= ROLE_CHARS and s[-1:].isalnum() and _LEADER_HINT.search(s) is not None and bool(_TOC_ENTRY.match(s))
+
+
+def _page_column(s: str) -> bool:
+    """A title, two or more spaces and a page number."""
+    if not s[-1:].isdigit() or "  " not in s:
+        return False
+    m = _COLUMN_TAIL.search(s)
+    return m is not None and _LETTER.search(s, 0, m.start() + 1) is not None
 
 
 def _entry_shaped(s: str | None) -> bool:
@@ -127,11 +135,11 @@ def _titled_block(plain: list[str | None], title: int) -> list[int]:
 def toc_lines(doc: Document) -> set[int]:
     """Indexes of the document's table-of-contents lines (rules in the module docstring)."""
     plain = [plain_text(line.text) for line in doc.lines]
-    out = {i for i, s in enumerate(plain) if s and is_toc_entry(s)}
+    out = {i for i, s in enumerate(plain) if s and s[-1].isalnum() and is_toc_entry(s)}
     run: list[int] = []
     gap = False
     for i, s in enumerate([*plain, None]):
-        if s and (i in out or _PAGE_COLUMN.match(s)):
+        if s and (i in out or _page_column(s)):
             run.append(i)
             gap = False
             continue
@@ -161,6 +169,11 @@ _BARE_EN = re.compile(rf"^(?:{_EN}){_CLOSE}\s*[:.!]?$|^example{_CLOSE}\s*:$", re
 _BARE_ZH = re.compile(rf"^(?:{_ZH}){_CLOSE}\s*:?$")
 _COLON = re.compile(rf"^(?:{_EN}|see\s+also|{_ZH}){_CLOSE}\s*:(?:\s*\S|$)", re.I)
 _CAPS_LABEL = re.compile(rf"^(?:{_EN}){_CLOSE}\s+(?=\S)", re.I)
+# the first words an aside can begin with (a cheap test before the patterns)
+_FIRST_WORDS = frozenset(["n", *(w.split()[0].rstrip(".") for w in _ADMONITIONS), "see", "example", "figure", "fig",
+                          "table", "tab", "listing", "exhibit", "chart", "diagram", "illustration", "plate", "screenshot"])
+_FIRST_WORD = re.compile(r"[A-Za-z]+")
+_ZH_FIRST = tuple(_ZH.split("|")) + ("图", "表", "例", "代码清单", "清单", "插图")
 _CAPTION = re.compile(
     r"^(?:figure|fig\.|table|tab\.|example|listing|exhibit|chart|diagram|illustration|plate|screenshot)"
     r"\s*(?:\d+|[A-Z](?=[.\-–]\d))(?:[.\-–]\d+)*\s*(?:[.:)\-–—]|(?=\s)|$)"
@@ -177,8 +190,11 @@ def is_aside(text: str, blank_after: bool = True) -> bool:
     counts only with a colon or when its text follows on the next line
     (``blank_after`` False), as a box title's does.
     """
-    s = _DRESS.sub("", fold(text[: ROLE_CHARS + 1]).strip())
-    if not s:
+    s = fold(text[: ROLE_CHARS + 1]).strip()
+    if s[:1] in ">*_[!":
+        s = _DRESS.sub("", s)
+    first = _FIRST_WORD.match(s)
+    if (first.group().lower() not in _FIRST_WORDS) if first else not s.startswith(_ZH_FIRST):
         return False
     if _CAPTION.match(s) or _COLON.match(s) or _BARE_EN.match(s):
         return True
