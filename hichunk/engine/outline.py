@@ -45,7 +45,7 @@ _WORD = re.compile(r"^\s*(chapter|part|appendix|section|book|volume|lesson|unit|
 # the number of a label heading: "Chapter 3", "Appendix B", "第3章", "第十二章"
 _LABEL_NUMBER = re.compile(r"^\s*(?:(?:chapter|appendix|part|book|lesson|unit)\s+([0-9]{1,3}|[A-Z])\b"
                            r"|第\s*([0-9]{1,3}|[零〇一二三四五六七八九十百两]+)\s*[章篇部卷编])", re.I)
-_OUTLINE_HEAD = re.compile(r"^\s*([0-9]{1,3}|[A-Z])[.．][0-9]")
+_OUTLINE_HEAD = re.compile(r"^\s*([0-9]{1,3}|[A-Z])\.[0-9]")
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
 
 
@@ -126,7 +126,7 @@ def _zh_number(text: str) -> int | None:
 
 def label_number(text: str) -> str | None:
     """The number a label heading carries, normalised ("Chapter 3" and "第三章" give "3"; "Appendix B" gives "B")."""
-    m = _LABEL_NUMBER.match(text)
+    m = _LABEL_NUMBER.match(fold(text))
     if not m:
         return None
     if m.group(1):
@@ -152,7 +152,7 @@ def _labels_over_outlines(styles: dict[int, Style], texts: Sequence[str]) -> dic
             continue
         if current is None or style.numbering != "outline":
             continue
-        head = _OUTLINE_HEAD.match(text)
+        head = _OUTLINE_HEAD.match(fold(text))
         label, number = current
         hits, total, top = found.get(label, (0, 0, style))
         top = style if style.depth < top.depth else top
