@@ -42,6 +42,8 @@ MIN_TOC_RUN = 3  # untitled entries with page numbers: this many in a row make a
 _SENTENCE_END = (".", "。", "!", ";", ",", ":")  # folded text: "！" reads "!"
 _RULE = re.compile(r"^\s*([=\-~*^#+_.:'\"`])(?:\s*\1){2,}\s*$")
 _TRAILING_MARKS = re.compile(r"\s+#+$")
+# a sentence ends inside the text: its end mark, a space, and a capital (or CJK) opening the next one
+_INNER_END = re.compile(r"[.!?;。][\"')\]]*\s+[A-Z\u3400-\u9fff]|[。!?;](?=.)")
 
 
 def plain_text(text: str) -> str | None:
@@ -244,8 +246,9 @@ def heading_continuation(doc: Document, i: int) -> int | None:
     * A wrapped heading: lines ``i`` and ``i + 1`` form a block of their own
       with the same indentation, the first did have to wrap (it is long, and the
       second line's first word would not have fitted after it), neither ends
-      like a sentence (a question may), and together they are short enough for
-      a heading. List items and indented code are not headings.
+      like a sentence (a question may) nor holds the end of one, and together
+      they are short enough for a heading. List items and indented code are not
+      headings.
 
     Lines with explicit heading markup are never continued or continuations:
     the markup says where its heading ends.
@@ -270,7 +273,8 @@ def heading_continuation(doc: Document, i: int) -> int | None:
     if not first or not second or first.startswith(("- ", "* ", "+ ", "• ")) or _RULE.match(second) or is_label(second):
         return None
     joined = f"{first} {second}"
-    if first.endswith((*_SENTENCE_END, "?")) or not _entry_shaped(joined) or is_toc_entry(second) or is_aside(first):
+    if (first.endswith((*_SENTENCE_END, "?")) or not _entry_shaped(joined) or _INNER_END.search(joined)
+            or is_toc_entry(second) or is_aside(first)):
         return None
     head = second.split()[0] if second.isascii() else second[:1]
     if _width(first) < MIN_WRAP_COLUMNS or _width(first) + 1 + _width(head) <= _width(second):
