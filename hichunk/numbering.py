@@ -66,6 +66,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 
 
 _LABEL_STYLES = ("zh-chapter", "chapter-word")
+# what a label can begin with: a cheap test before the patterns
+_LABEL_START = re.compile(r"\s*(?:第|chapter|section|part|appendix|lesson|unit|article|step|lecture|module|book|vol)", re.I)
 
 
 def _match(title: str) -> tuple[str, int] | None:
@@ -96,6 +98,8 @@ def is_label(title: str) -> bool:
     Books often print such a label on its own line and the chapter's title on
     the next: together they are one heading.
     """
+    if not _LABEL_START.match(fold(title)):
+        return False
     found = _match(title)
     return found is not None and found[0] in _LABEL_STYLES and not title[found[1] :].strip(" .:-–—")
 

@@ -26,6 +26,7 @@ learns as they are), while a no-break space means nothing an ASCII one does not.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 _SPACES = "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000\u200b\ufeff"
@@ -42,13 +43,16 @@ def _table() -> dict[int, str]:
 
 _TABLE = _table()
 _SPACE_TABLE = {ord(c): " " for c in _SPACES}
+# most text has nothing to fold: one scan in C finds out before any translation
+_FOLDABLE = re.compile("[" + "".join(map(chr, sorted(_TABLE))) + "]")
+_SPACE = re.compile(f"[{_SPACES}]")
 
 
 def fold(text: str) -> str:
     """``text`` with look-alike spaces, digits, letters and punctuation in one plain form; same length."""
-    return text if text.isascii() else text.translate(_TABLE)
+    return text if text.isascii() or not _FOLDABLE.search(text) else text.translate(_TABLE)
 
 
 def fold_spaces(text: str) -> str:
     """``text`` with every Unicode space as an ASCII space; same length."""
-    return text if text.isascii() else text.translate(_SPACE_TABLE)
+    return text if text.isascii() or not _SPACE.search(text) else text.translate(_SPACE_TABLE)

@@ -272,3 +272,16 @@ def test_bookmarks_change_nothing_a_model_reads(titled_book):
     doc = parse_pdf(titled_book.data, "book.pdf")
     bare = replace(doc, bookmarks={})
     assert model_units(doc, split_sentences(doc)) == model_units(bare, split_sentences(bare))
+
+
+def test_a_bookmark_title_under_a_label_line_is_placed_on_the_label():
+    from hichunk.document.bookmarks import TitleFinder, place_bookmarks
+
+    doc = parse_document(f"Preface\n\n{BODY_EN}\nChapter 1\n\nIntroduction\n\n{BODY_EN}\n1.1 Scope of it\n\n{BODY_EN}", "text")
+    finder = TitleFinder(doc)
+    assert doc.lines[finder.find("Introduction", None)].text == "Chapter 1"
+    assert doc.lines[finder.find("1 Introduction", None)].text == "Chapter 1"
+    assert doc.lines[finder.find("Scope of it", None)].text == "1.1 Scope of it"  # numbers ignored on either side
+    assert finder.find("Nowhere to be found", None) is None
+    entries = [(1, "Preface", 1), (1, "Introduction", 1), (2, "Scope of it", 1), (12, "Deep", 1)]
+    assert place_bookmarks(doc, entries) == {0: 1, 4: 1, 10: 2}  # unpaged lines: any page matches
