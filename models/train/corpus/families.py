@@ -29,6 +29,16 @@ FAMILIES: dict[str, str] = {
     "python3.11-doc": "python",
     "python-django-doc": "django",
     "libreoffice-help-zh-cn": "libreoffice",
+    "exim4-doc-info": "exim",
+    "gnucash-docs": "gnucash",
+    "glpk-doc": "glpk",
+    "asymptote-doc": "asymptote",
+    "gap-doc": "gap",
+    "pari-doc": "pari",
+    "zsh-doc": "zsh",
+    "gnuplot-doc": "gnuplot",
+    "linuxcnc-doc-en": "linuxcnc",
+    "nodejieba": "jieba",  # the Node binding ships cppjieba's README: one project
 }
 
 
