@@ -11,7 +11,6 @@ from contextlib import ExitStack
 from hichunk.cli.options import (
     add_chunk_options,
     add_input_options,
-    add_model_options,
     chunk_options_from,
     input_paths,
     load_input,
@@ -38,8 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories ('-' reads standard input)")
     p.add_argument("--format", default="tree", choices=FORMATS, help="output format (default: tree)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
-    add_chunk_options(p)
-    add_model_options(p)
+    add_chunk_options(p, models=True)
     add_input_options(p)
     p.set_defaults(handler=run)
 

@@ -33,8 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     _report_options(update)
     update.set_defaults(handler=run_update)
 
-    remove = actions.add_parser("remove", help="remove documents by id (as `index info` lists them)")
-    remove.add_argument("ids", nargs="+", metavar="ID")
+    remove = actions.add_parser("remove", help="remove documents by id (hichunk index info --docs lists them)",
+                                description="Remove documents, their trees and their vectors from the index, in one "
+                                "commit. A document's id is its path as the build named it, relative to the directory "
+                                "the build ran in (hichunk index info --docs lists them).")
+    remove.add_argument("ids", nargs="+", metavar="ID", help="document ids (hichunk index info --docs lists them)")
     _index_arg(remove)
     _report_options(remove)
     remove.set_defaults(handler=run_remove)
@@ -131,23 +134,37 @@ def _print_report(report, args: argparse.Namespace, verb: str) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
     else:
-        counts = ", ".join(f"{report.count(s)} {s}" for s in ("added", "updated", "unchanged", "removed", "failed") if report.count(s))
-        line = f"{verb}: {counts or 'nothing to do'}; {report.leaves} leaves embedded ({report.encoded} encoded, {report.cache_hits} from the cache)"
-        if report.seconds:
-            line += f" in {report.seconds:.1f}s (encoder {report.encode_seconds:.1f}s)"
-        print(line)
-        for d in report.docs:
-            if d.status == "updated":
-                print(f"  {d.doc}: {d.leaves} leaves, {d.encoded} re-embedded, recompute ratio R = {d.recompute_ratio:.3f}")
-            elif d.status == "failed":
-                print(f"  {d.doc}: failed: {d.error}", file=sys.stderr)
-        if report.recompute_ratio is not None:
-            print(f"recompute ratio R over updated documents: {report.recompute_ratio:.3f} "
-                  f"({report.missing_input_tokens} of {report.new_input_tokens} input tokens new)")
+        _print_summary(report, verb)
     failed = report.count("failed")
     if failed and failed == len(report.docs):
         return 2
     return 1 if failed else 0
+
+
+def _print_summary(report, verb: str) -> None:
+    from hichunk.wording import counted
+
+    if verb == "index remove":
+        gone = sum(d.leaves for d in report.docs)
+        print(f"{verb}: {counted(len(report.docs), 'document')} removed ({counted(gone, 'leaf', 'leaves')})")
+        return
+    counts = ", ".join(f"{report.count(s)} {s}" for s in ("added", "updated", "unchanged", "failed") if report.count(s))
+    line = f"{verb}: {counts or 'nothing to do'}"
+    if report.leaves:
+        line += (f"; {counted(report.leaves, 'leaf', 'leaves')} embedded ({report.encoded} encoded, "
+                 f"{report.cache_hits} from the cache)")
+    if report.seconds:
+        line += f" in {report.seconds:.1f}s (encoder {report.encode_seconds:.1f}s)"
+    print(line)
+    for d in report.docs:
+        if d.status == "updated":
+            print(f"  {d.doc}: {counted(d.leaves, 'leaf', 'leaves')}, {d.encoded} re-embedded, "
+                  f"recompute ratio R = {d.recompute_ratio:.3f}")
+        elif d.status == "failed":
+            print(f"  {d.doc}: failed: {d.error}", file=sys.stderr)
+    if report.recompute_ratio is not None:
+        print(f"recompute ratio R over updated documents: {report.recompute_ratio:.3f} "
+              f"({report.missing_input_tokens} of {report.new_input_tokens} input tokens new)")
 
 
 def run_build(args: argparse.Namespace) -> int:
