@@ -1,5 +1,5 @@
 """What the command line prints a user: counts in the right number, tree lines that say what their numbers
-index reports that say what happened."""
+are, index reports that say what happened, and the sources listed under a query's context."""
 
 from __future__ import annotations
 

@@ -45,12 +45,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from hichunk.chunkers import PROGRESS_METHODS
     from hichunk.retrieval.chunking import get_chunker
 
     paths = input_paths(args.paths, args)
     method = args.method
     with ExitStack() as stack:
         extra = _model_run(args, stack) if method == "hichunk" else {}
+        if method in PROGRESS_METHODS:
+            extra["progress"] = not args.quiet
         if method != "hichunk" and (args.model or args.endpoint):
             raise HichunkError(f"--model and --endpoint only apply to the hichunk method, not {method}")
         chunker = get_chunker(method, chunk_options_from(args), **extra)
@@ -76,8 +79,7 @@ def _model_run(args: argparse.Namespace, stack: ExitStack) -> dict:
     from hichunk.engine import EngineSettings, PredictionCache
 
     extra: dict = {"model": model_from(args), "settings": EngineSettings(window_tokens=args.window, recurrent=args.recurrent,
-                                                                  document_levels=args.levels == "document"),
-                   "progress": not args.quiet}
+                                                                  document_levels=args.levels == "document")}
     if not args.no_cache:
         extra["cache"] = PredictionCache()
         stack.callback(extra["cache"].close)
