@@ -54,7 +54,7 @@ def _index_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _ray_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("distributed (extra ray: pip install \"hichunk[ray]\")")
+    g = p.add_argument_group("distributed (extra ray: pip install -e \".[ray]\" from the checkout)")
     g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="chunk and embed on Ray: no ADDRESS starts a local Ray, 'auto' joins the running cluster, "
                    "or a Ray address (ray://HOST:10001); the documents must be readable by every worker at the "

@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--json), POST /chunk (a document as JSON text or a file upload -> the tree JSON of hichunk chunk --format "
         "json), POST /index/update (with --allow-update), GET /health, and HTML views at GET / and GET /tree?doc=ID. "
         "Bad input gets a 4xx status and a one-line {\"error\": ...}. SIGINT/SIGTERM stop it gracefully.",
-        epilog='needs the serve extra: pip install "hichunk[serve]"')
+        epilog='needs the serve extra: pip install -e ".[serve]" from the checkout')
     p.add_argument("--index", required=True, metavar="DIR", help="index directory")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one and prints it)")
