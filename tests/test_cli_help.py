@@ -12,8 +12,8 @@ from hichunk.cli import build_parser, main, sub_commands
 
 # An option word: "--name" or "-x", not inside a word ("HC<N>-oracle", "non-empty").
 OPTION = re.compile(r"(?<![\w<>-])--?[a-zA-Z][\w-]*")
-# A mention of another command's option: "hichunk query --json", "python -m hichunk.bench.split_eval --lofo".
-OTHER_COMMAND = re.compile(r"(?:hichunk(?: [a-z][\w-]*)+|python -m [\w.]+) --?[a-zA-Z][\w-]*")
+# Another command's option: "hichunk query --json", "python -m hichunk.bench.split_eval --lofo", "pip install -e".
+OTHER_COMMAND = re.compile(r"(?:hichunk(?: [a-z][\w-]*)+|python -m [\w.]+|pip install) --?[a-zA-Z][\w-]*")
 
 
 def commands() -> list[tuple[str, argparse.ArgumentParser]]:
