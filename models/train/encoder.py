@@ -302,6 +302,9 @@ def load_training_docs(corpus: str, settings: TrainSettings, progress: bool = Tr
 
 def train_encoder(corpus: str, out_dir: str, settings: TrainSettings, progress: bool = True) -> EncoderConfig:
     """Train, keep the best epoch on dev, tune decoding on dev, and save a model to ``out_dir``; returns its config."""
+    from hichunk.extras import require_extra
+
+    require_extra("train", what="training the encoder model")
     t0 = time.time()
     train_docs, dev_docs = load_training_docs(corpus, settings, progress)
     return fit_encoder(train_docs, dev_docs, out_dir, settings, corpus, progress, t0)
@@ -318,7 +321,10 @@ def train_folds(corpus: str, out_dir: str, settings: TrainSettings, k: int, only
     """Leave-family-out models: the families of the corpus (and ``settings.labels``) dealt into ``k`` folds
     (``hichunk.models.train.folds``), one model per fold trained without that fold's families, written to
     ``out_dir/fold-NN`` beside ``out_dir/folds.json``. Documents are read once for all folds."""
+    from hichunk.extras import require_extra
     from hichunk.models.train.folds import family_sizes, fold_dir, plan_folds, save_plan
+
+    require_extra("train", what="training the encoder model")
 
     plan = plan_folds(dict(family_sizes(corpus, settings.labels)), k)
     save_plan(plan, out_dir)
