@@ -98,3 +98,15 @@ def test_version_4_cues_read_folded_text_shapes_overlap_and_roles():
     assert cues[2, question_mark] == 1 and cues[3, :N_SHAPE_CUES].sum() == 0
     assert cues[3, N_SHAPE_CUES] > 0  # "packages" is used again in the next line
     assert list(cues[:, N_SHAPE_CUES + 2]) == [0, 0, 0, 0, 0] and list(cues[:, N_SHAPE_CUES + 3]) == [1, 1, 0, 0, 0]
+
+
+def test_lines_seen_before_give_the_same_probabilities_from_the_cache():
+    net = _net(4)
+    model = EncoderModel(EncoderConfig(window_lines=64, net=net.cfg.to_dict()), net.state_dict())
+    first = model.probabilities(LINES, 2, LAYOUT)
+    assert len(model._cache) == len(set(LINES))
+    again = model.probabilities(LINES, 2, LAYOUT)
+    shifted = model.probabilities(LINES[3:], 0, LAYOUT[3:])  # the same lines in another window
+    fresh = EncoderModel(EncoderConfig(window_lines=64, net=net.cfg.to_dict()), net.state_dict())
+    assert np.array_equal(first, again)
+    assert np.array_equal(shifted, fresh.probabilities(LINES[3:], 0, LAYOUT[3:]))

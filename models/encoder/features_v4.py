@@ -120,12 +120,18 @@ def extra_cues(lines: Sequence[str], layout: Sequence[LineLayout] = (), shapes: 
     return out
 
 
+def window_cues4(norm: Sequence[str], n_residual: int, layout: Sequence[LineLayout] = (),
+                 text_rows: np.ndarray | None = None) -> np.ndarray:
+    """The version-4 cue matrix of a window of normalised lines (``normalise_line``)."""
+    return np.concatenate([window_cues(norm, n_residual, layout, text_rows), extra_cues(norm, layout)], axis=1)
+
+
 def featurize4(lines: Sequence[str], n_residual: int, buckets: int, layout: Sequence[LineLayout] = (),
                text_rows: np.ndarray | None = None) -> LineFeatures4:
     """All version-4 features of one window of model-input lines."""
     norm = [normalise_line(t) for t in lines]
     ids, offsets = hash_ngrams(norm, buckets)
-    cues = np.concatenate([window_cues(norm, n_residual, layout, text_rows), extra_cues(norm, layout)], axis=1)
+    cues = window_cues4(norm, n_residual, layout, text_rows)
     pieces, piece_offsets = piece_bags(norm)
     return LineFeatures4(ids, offsets, cues, pieces, piece_offsets)
 
