@@ -19,9 +19,14 @@ argument, else the extension of ``metadata["source"]``, else plain text.
 fills the token budget from the ranking with Auto-Merge and returns the
 context's passages, in context order, as Documents with the same metadata plus
 ``score``, ``rank``, ``tokens``, ``merged``, ``truncated``. Their
-``page_content`` is the passage's exact raw text (``content="raw"``, the
-default) or the clean piece the context shows (``content="context"``; the same
-text for plain text and Markdown).
+``page_content`` is the clean piece the context shows (``content="context"``,
+the default: markup stripped, LLM-ready) or the passage's exact raw text
+(``content="raw"``; the same text for plain text and Markdown).
+
+PDF page documents (``PyPDFLoader``: one per page) are joined per source file in
+page order before chunking, so a tree spans the whole PDF and leaves carry
+``page_start``/``page_end``; a text that is the path of a real PDF or DOCX file
+is read with hichunk's own reader.
 """
 
 from __future__ import annotations
@@ -44,13 +49,14 @@ from hichunk.api import make_chunker  # noqa: E402
 from hichunk.chunkers import DEFAULT_METHOD  # noqa: E402
 from hichunk.document import parse_document  # noqa: E402
 from hichunk.integrations.common import (  # noqa: E402
+    SourceText,
     check_content,
     fill_options,
-    format_of,
     node_metadata,
     passage_content,
     passage_metadata,
     source_of,
+    source_texts,
 )
 from hichunk.retrieval.search import FillOptions, SearchResult  # noqa: E402
 from hichunk.tree.model import ChunkTree  # noqa: E402
@@ -79,24 +85,30 @@ class HiChunkTextSplitter(TextSplitter):
         """The whole chunk tree of one text (what the leaves come from)."""
         return self._chunker.chunk(parse_document(text, format or self._format or "text", source))
 
-    def _leaves(self, text: str, metadata: dict) -> list[Document]:
-        source = source_of(metadata, text)
-        tree = self.chunk_tree(text, source, format_of(metadata, self._format))
+    def chunk_trees(self, texts: list[str], metadatas: list[dict] | None = None) -> list[tuple[SourceText, ChunkTree]]:
+        """The chunk trees of some texts: PDF page documents of one file joined in page order, a text that
+        names a real PDF or DOCX file read with hichunk's reader (``common.source_texts``)."""
+        metadatas = [dict(m) for m in metadatas] if metadatas else [{} for _ in texts]
+        if len(metadatas) != len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(metadatas)} metadatas")
+        groups = source_texts(list(zip(texts, metadatas)), [source_of(m, t) for t, m in zip(texts, metadatas)])
+        return [(g, self._chunker.chunk(g.document(self._format))) for g in groups]
+
+    def _leaves(self, group: SourceText, tree: ChunkTree) -> list[Document]:
         out = []
         for leaf in tree.leaves():
             start, end = raw_span(tree, leaf)
             if start == end:  # nothing but whitespace
                 continue
-            meta = {**metadata, **node_metadata(tree, leaf, source)}
+            meta = {**group.metadata, **node_metadata(tree, leaf, group.source)}
             out.append(Document(page_content=tree.text[start:end], metadata=meta, id=meta["id"]))
         return out
 
     def split_text(self, text: str) -> list[str]:
-        return [d.page_content for d in self._leaves(text, {})]
+        return [d.page_content for d in self.create_documents([text])]
 
     def create_documents(self, texts: list[str], metadatas: list[dict] | None = None) -> list[Document]:
-        metadatas = metadatas or [{}] * len(texts)
-        return [d for text, meta in zip(texts, metadatas, strict=True) for d in self._leaves(text, dict(meta))]
+        return [d for group, tree in self.chunk_trees(texts, metadatas) for d in self._leaves(group, tree)]
 
     def split_documents(self, documents: Iterable[Document]) -> list[Document]:
         documents = list(documents)
@@ -108,8 +120,8 @@ class HiChunkRetriever(BaseRetriever):
 
     ``options`` (``hichunk.FillOptions``) sets the budget, Auto-Merge, rule
     set, fill and order; ``budget`` alone overrides its budget. ``docs``
-    limits the search to some document ids. ``content``: ``raw`` (the exact
-    source span) or ``context`` (the clean text the context shows).
+    limits the search to some document ids. ``content``: ``context`` (the clean
+    text the context shows, the default) or ``raw`` (the exact source span).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -118,7 +130,7 @@ class HiChunkRetriever(BaseRetriever):
     options: FillOptions | None = None
     budget: int | None = None
     docs: list[str] | None = None
-    content: str = "raw"
+    content: str = "context"
 
     def model_post_init(self, __context: Any) -> None:
         check_content(self.content)
