@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -32,6 +33,11 @@ SOURCE_KEYS = ("source", "file_path", "file_name", "filename")  # where framewor
 def node_key(source: str, node_id: int) -> str:
     """A node's id across documents: ``"<source>#<node id>"``."""
     return f"{source}#{node_id}"
+
+
+def node_uuid(key: str) -> str:
+    """A UUID made from a node key, for stores that take only UUID ids (Qdrant): the same key, the same id."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "hichunk:" + key))
 
 
 def _parent_key(source: str, path: list[int]) -> str | None:

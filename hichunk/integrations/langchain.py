@@ -32,6 +32,7 @@ is read with hichunk's own reader.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,23 +43,30 @@ require_extra("langchain", what="hichunk.integrations.langchain")
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun  # noqa: E402
 from langchain_core.documents import Document  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
+from langchain_core.stores import BaseStore  # noqa: E402
+from langchain_core.vectorstores import VectorStore  # noqa: E402
 from langchain_text_splitters import TextSplitter  # noqa: E402
 from pydantic import ConfigDict  # noqa: E402
 
 from hichunk.api import make_chunker  # noqa: E402
 from hichunk.chunkers import DEFAULT_METHOD  # noqa: E402
 from hichunk.document import parse_document  # noqa: E402
+from hichunk.errors import HichunkError  # noqa: E402
 from hichunk.integrations.common import (  # noqa: E402
     SourceText,
     check_content,
     fill_options,
     node_metadata,
+    node_uuid,
     passage_content,
     passage_metadata,
     source_of,
     source_texts,
 )
 from hichunk.retrieval.search import FillOptions, SearchResult  # noqa: E402
+from hichunk.retrieval.search.external import TreeViews, ranked_blocks, search_ranked  # noqa: E402
+from hichunk.tokens import load_tokenizer  # noqa: E402
+from hichunk.tree.export import from_dict, to_dict  # noqa: E402
 from hichunk.tree.model import ChunkTree  # noqa: E402
 from hichunk.tree.spans import raw_span  # noqa: E402
 
@@ -141,9 +149,7 @@ class HiChunkRetriever(BaseRetriever):
         return self.index.search(query, self.options, None, self.docs)
 
     def _documents(self, query: str) -> list[Document]:
-        result = self.search(query)
-        return [Document(page_content=passage_content(result, p, self.content), metadata=passage_metadata(p),
-                         id=f"{p.doc}#{p.node}") for p in result.passages]
+        return result_documents(self.search(query), self.content)
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         return self._documents(query)
@@ -153,4 +159,102 @@ class HiChunkRetriever(BaseRetriever):
         return await asyncio.to_thread(self._documents, query)  # the search is CPU work: off the event loop
 
 
-__all__ = ["HiChunkRetriever", "HiChunkTextSplitter"]
+def result_documents(result: SearchResult, content: str) -> list[Document]:
+    """A hichunk search result's passages, in context order, as LangChain Documents."""
+    return [Document(page_content=passage_content(result, p, content), metadata=passage_metadata(p),
+                     id=f"{p.doc}#{p.node}") for p in result.passages]
+
+
+def tree_key(source: str) -> str:
+    """Where a document's chunk tree is kept in the docstore / byte store."""
+    return f"{source}#tree"
+
+
+class HiChunkVectorStoreRetriever(BaseRetriever):
+    """hichunk's budget fill with Auto-Merge over any LangChain ``VectorStore`` holding the leaves, with the
+    chunk trees in a docstore (``BaseStore[str, Document]``) or a byte store (``ByteStore``).
+
+        retriever = HiChunkVectorStoreRetriever(vectorstore=QdrantVectorStore(...), docstore=InMemoryStore(),
+                                                budget=3000)
+        retriever.add_documents(PyPDFLoader("manual.pdf").load())   # leaves -> vector store, trees -> docstore
+        docs = retriever.invoke("how do I ...?")
+
+    The query is embedded once (``vectorstore.embeddings``); the store is asked for the top 64 leaves, then
+    4x more while the budget is not filled. Its scores may be similarities or distances (the order they come
+    in says which). ``search_kwargs`` go to every store query (a ``filter``, say). Given the same ranking, the
+    context is the one ``Index.search`` gives. ``content``: ``context`` (default) or ``raw``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    vectorstore: VectorStore
+    docstore: BaseStore | None = None
+    byte_store: BaseStore | None = None
+    splitter: Any = None
+    options: FillOptions | None = None
+    budget: int | None = None
+    content: str = "context"
+    tokenizer: str | None = None
+    search_kwargs: dict = {}
+
+    def model_post_init(self, __context: Any) -> None:
+        check_content(self.content)
+        if (self.docstore is None) == (self.byte_store is None):
+            raise HichunkError("give exactly one of docstore (Documents) or byte_store (bytes) for the chunk trees")
+        self.options = fill_options(self.options, self.budget)
+
+    @property
+    def _store(self) -> BaseStore:
+        return self.docstore if self.docstore is not None else self.byte_store
+
+    def add_documents(self, documents: Iterable[Document], **kwargs: Any) -> list[str]:
+        """Split ``documents`` (``splitter``, default ``HiChunkTextSplitter()``), add the leaves to the vector
+        store (``kwargs`` go to its ``add_documents``) and keep every tree; returns the store's leaf ids."""
+        splitter = self.splitter or HiChunkTextSplitter()
+        documents = list(documents)
+        trees = splitter.chunk_trees([d.page_content for d in documents], [d.metadata for d in documents])
+        leaves = [leaf for group, tree in trees for leaf in splitter._leaves(group, tree)]
+        entries = []
+        for group, tree in trees:
+            data = json.dumps(to_dict(tree), ensure_ascii=False)
+            value = (Document(page_content=data, metadata={"source": group.source, "kind": "hichunk-tree"})
+                     if self.docstore is not None else data.encode("utf-8", "surrogatepass"))
+            entries.append((tree_key(group.source), value))
+        self._store.mset(entries)
+        kwargs.setdefault("ids", [node_uuid(leaf.id) for leaf in leaves])  # UUIDs: what every store takes
+        return self.vectorstore.add_documents(leaves, **kwargs) if leaves else []
+
+    def tree(self, source: str) -> ChunkTree:
+        """The chunk tree of ``source`` as ``add_documents`` kept it."""
+        value = self._store.mget([tree_key(source)])[0]
+        if value is None:
+            raise HichunkError(f"no hichunk tree for {source!r} in the store (add documents with add_documents)")
+        if isinstance(value, Document):
+            value = value.page_content
+        return from_dict(json.loads(value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value))
+
+    def _top_k(self, query: str, k: int, vector: list[float] | None) -> list[tuple[str, int, float]]:
+        store = self.vectorstore
+        if vector is not None:  # the query embedded once
+            found = store.similarity_search_with_score_by_vector(vector, k=k, **self.search_kwargs)
+        else:  # the store's own path (it embeds the query itself)
+            found = store.similarity_search_with_score(query, k=k, **self.search_kwargs)
+        return [(d.metadata["source"], int(d.metadata["node_id"]), float(score)) for d, score in found]
+
+    def search(self, query: str) -> SearchResult:
+        """The full hichunk result (context, passages, merges) over the vector store's ranking."""
+        store = self.vectorstore
+        by_vector = hasattr(store, "similarity_search_with_score_by_vector") and store.embeddings is not None
+        vector = store.embeddings.embed_query(query) if by_vector else None
+        candidates = ranked_blocks(lambda k: self._top_k(query, k, vector))
+        return search_ranked(query, candidates, TreeViews(self.tree), self.options, load_tokenizer(self.tokenizer))
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        return result_documents(self.search(query), self.content)
+
+    async def _aget_relevant_documents(self, query: str, *,
+                                       run_manager: AsyncCallbackManagerForRetrieverRun) -> list[Document]:
+        return await asyncio.to_thread(self._get_relevant_documents, query, run_manager=run_manager)
+
+
+__all__ = ["HiChunkRetriever", "HiChunkTextSplitter", "HiChunkVectorStoreRetriever", "result_documents", "tree_key"]

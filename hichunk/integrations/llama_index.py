@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -70,6 +69,7 @@ from hichunk.integrations.common import (  # noqa: E402
     is_pdf_page,
     node_key,
     node_metadata,
+    node_uuid,
     passage_content,
     passage_metadata,
     source_texts,
@@ -84,11 +84,6 @@ from hichunk.tree.spans import raw_span  # noqa: E402
 TREE_KEY = "hichunk_tree"  # the root node's metadata key holding the serialised chunk tree
 HIDDEN_KEYS = ["source", "start_index", "end_index", "level", "kind", "node_id", "node_path", "id", "parent_id",
                "page_start", "page_end", "score", "rank", "tokens", "merged", "truncated", TREE_KEY]
-
-
-def node_uuid(key: str) -> str:
-    """The UUID node id of a node key (``uuid_ids=True``): the same key gives the same id."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, "hichunk:" + key))
 
 
 def _text_node(node_id: str, text: str, start: int, end: int, metadata: dict) -> TextNode:
