@@ -274,8 +274,8 @@ def test_a_three_node_cluster_survives_a_killed_node_and_builds_the_local_index(
     build runs; its tasks are retried on the others and the index (directory or LanceDB store) equals a local
     build."""
     ray = pytest.importorskip("ray")
-    from ray.cluster_utils import Cluster
     from fakes import SlowHashEmbedder
+    from ray.cluster_utils import Cluster
 
     if store:
         pytest.importorskip("lancedb")

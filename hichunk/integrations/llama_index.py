@@ -126,7 +126,8 @@ class HiChunkNodeParser(NodeParser):
     def _id(self, key: str) -> str:
         return node_uuid(key) if self.uuid_ids else key
 
-    def _tree_nodes(self, document: BaseNode, tree: ChunkTree, source: str) -> list[TextNode]:
+    def tree_nodes(self, document: BaseNode, tree: ChunkTree, source: str) -> list[TextNode]:
+        """The nodes of a chunk tree you already have (what ``get_nodes_from_documents`` makes per document)."""
         made: dict[int, TextNode] = {}
         for node, _ in tree.walk():
             start, end = raw_span(tree, node)
@@ -162,7 +163,7 @@ class HiChunkNodeParser(NodeParser):
         out: list[BaseNode] = []
         for group in groups:
             tree = self._chunker.chunk(group.document(self.format))
-            out += self._tree_nodes(nodes[group.members[0]], tree, group.source)
+            out += self.tree_nodes(nodes[group.members[0]], tree, group.source)
         return out
 
     def _postprocess_parsed_nodes(self, nodes: list[BaseNode], parent_doc_map: dict[str, Document]) -> list[BaseNode]:
