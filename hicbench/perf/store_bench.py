@@ -48,7 +48,8 @@ def _trees_and_vectors(args):
     dataset = load_dataset(args.data, args.name)
     tokenizer = load_tokenizer(None)
     spec = parse_method("HC200+AM")
-    needed = sorted({q.doc_id for q in dataset.qas})
+    questions = list(dataset.qas)[: args.limit or None]
+    needed = sorted({q.doc_id for q in questions})
     docs = {d: dataset.docs[d].parse() for d in needed}
     cache = TreeCache(args.trees) if args.trees else None
     chunked = chunk_all(docs, spec, tokenizer, "fail", True, cache)
@@ -58,7 +59,7 @@ def _trees_and_vectors(args):
     reference = Index.memory(config, cache=args.embeddings)
     reference.add_trees(sorted(trees.items()), progress=True)
     vectors = {d: reference.store.rows(d)[0] for d in trees}
-    return dataset, trees, vectors, reference, config, tokenizer
+    return dataset, questions, trees, vectors, reference, config, tokenizer
 
 
 def _lancedb_route(folder, trees, vectors, config, embedder):
@@ -150,9 +151,8 @@ def cmd_recall(args) -> int:
     from hichunk.retrieval import FillOptions
     from hichunk.retrieval.search import search_vector
 
-    dataset, trees, vectors, reference, config, tokenizer = _trees_and_vectors(args)
+    dataset, questions, trees, vectors, reference, config, tokenizer = _trees_and_vectors(args)
     embedder = reference.embedder.embedder  # the model behind the cache
-    questions = list(dataset.qas)[: args.limit or None]
     qvecs = reference.embedder.embed_queries([q.input for q in questions])
     folder = tempfile.mkdtemp(prefix="store-bench-")
     routes = {"index": lambda q, qv, doc, fill: search_vector(reference, qv, q, fill, tokenizer, [doc])}

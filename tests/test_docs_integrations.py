@@ -1,7 +1,7 @@
-"""The README's integration examples run as written (slow tier: they load the offline default models).
+"""The integration guide's examples run as written (slow tier: they load the offline default models).
 
-Every Python block of the section "Integrations: LangChain and LlamaIndex" runs in order, in one
-namespace (as a reader goes through them), in a folder holding ``guide.md`` and an index ``./idx`` of it."""
+Every Python block of ``docs/guides/integrations.md`` runs in order, in one namespace (as a reader goes
+through them), in a folder holding ``guide.md`` and an index ``./idx`` of it."""
 
 from __future__ import annotations
 
@@ -11,17 +11,14 @@ import re
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SECTION = "## Integrations: LangChain and LlamaIndex"
+PAGE = os.path.join(ROOT, "docs", "guides", "integrations.md")
 GUIDE = ("# Guide\n\nThis guide explains the tool.\n\n## Install\n\nRun the installer, then check that it works.\n\n"
          "## Use\n\nType a command and press enter. Pipes combine commands.\n")
 
 
 def integration_blocks() -> list[str]:
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
-        text = fh.read()
-    section = text[text.index(SECTION) :]
-    section = section[: section.index("\n## ", len(SECTION))]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    with open(PAGE, encoding="utf-8") as fh:
+        return re.findall(r"```python\n(.*?)```", fh.read(), flags=re.S)
 
 
 def test_the_section_has_examples_for_both_frameworks():
@@ -31,7 +28,7 @@ def test_the_section_has_examples_for_both_frameworks():
 
 
 @pytest.mark.slow
-def test_readme_integration_blocks_run(tmp_path, monkeypatch):
+def test_integration_guide_blocks_run(tmp_path, monkeypatch):
     pytest.importorskip("langchain_qdrant")
     pytest.importorskip("llama_index.core")
     import hichunk
@@ -41,6 +38,6 @@ def test_readme_integration_blocks_run(tmp_path, monkeypatch):
     hichunk.Index.create("idx").add_paths(["guide.md"])
     namespace: dict = {}
     for block in integration_blocks():
-        exec(compile(block, "README.md", "exec"), namespace)
+        exec(compile(block, PAGE, "exec"), namespace)
     assert namespace["leaves"] and namespace["context_docs"] and namespace["found"]
     assert "install" in " ".join(d.page_content for d in namespace["context_docs"]).lower()
