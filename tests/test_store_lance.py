@@ -188,3 +188,13 @@ def test_kill_during_a_store_write_leaves_before_or_after(corpus, fault):
     with final.store.writing():  # garbage of the crashed write is collected by the next writer
         pass
     assert final.store.info()["rows"] == final.n_leaves
+
+
+@pytest.mark.slow
+def test_store_bench_speed_prints_every_store(capsys):
+    from hichunk.integrations.store_bench import main
+
+    assert main(["speed", "--sizes", "300", "--queries", "5", "--stores", "directory,lancedb"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "leaves/s" not in line]
+    assert [r.split("|")[2].strip() for r in rows] == ["directory", "lancedb"]

@@ -1,7 +1,7 @@
 """Stores side by side: evidence recall through every route, and search latency and build rate per store.
 
-    python -m hichunk.bench.perf.store_bench recall --data BENCH --budgets 2000,3000,4000
-    python -m hichunk.bench.perf.store_bench speed --sizes 10000,100000 --queries 200
+    python -m hichunk.integrations.store_bench recall --data BENCH --budgets 2000,3000,4000
+    python -m hichunk.integrations.store_bench speed --sizes 10000,100000 --queries 200
 
 ``recall``: the benchmark's documents are chunked once (HC200, as ``hichunk bench rag``) and their
 leaves embedded once; the same trees and vectors then go into every route: a hichunk ``Index`` in
@@ -259,7 +259,7 @@ def cmd_speed(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hichunk.bench.perf.store_bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m hichunk.integrations.store_bench", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("recall", help="evidence recall per route on a benchmark dataset")
     r.add_argument("--data", required=True, metavar="DIR")
