@@ -38,7 +38,7 @@ def corpus() -> dict[str, str]:
 
 
 OPTIONS = {"method": "structure", "leaf_tokens": 40}
-QUERIES = ["kites wind part 1", "w17 w200 w33 ovens", "boats rivers paragraph 0 w5", "overview of bread"]
+QUERIES = ["kites wind part 1", "w17 w200 w33 ovens", "boats rivers paragraph 0 w5"]
 FILLS = [FillOptions(budget=150), FillOptions(budget=600), FillOptions(budget=400, mode="reference"),
          FillOptions(budget=300, auto_merge=False)]
 

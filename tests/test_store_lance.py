@@ -40,9 +40,9 @@ def both() -> tuple[Index, Index]:
     return store, directory
 
 
-def same_search(a: Index, b: Index, docs=None) -> None:
-    for fill in FILLS:
-        for query in QUERIES:
+def same_search(a: Index, b: Index, docs=None, full: bool = False) -> None:
+    for fill in FILLS if full else FILLS[1:3]:
+        for query in QUERIES if full else QUERIES[:3]:
             x, y = a.search(query, fill, docs=docs), b.search(query, fill, docs=docs)
             assert x.to_dict() == y.to_dict()
 
@@ -50,7 +50,7 @@ def same_search(a: Index, b: Index, docs=None) -> None:
 def test_store_index_equals_the_directory_index_through_add_update_remove(corpus):
     store, directory = both()
     assert os.path.isdir("idx-store/lancedb") and not os.path.exists("idx-store/manifest.json")
-    same_search(store, directory)
+    same_search(store, directory, full=True)
     same_search(store, directory, docs=["docs/bread.md"])
     reopened = Index.open("idx-store", embedder=HashEmbedder())
     assert reopened.config == store.config and reopened.docs == store.docs
