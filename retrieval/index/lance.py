@@ -199,7 +199,7 @@ class LanceStore:
         seen: set[tuple[str, int]] = set()
         k = FIRST_BLOCK
         while True:
-            query = leaves.search(vector).metric("dot").select(["doc", "version", "node", "vector"])
+            query = leaves.search(vector).metric("dot").select(["doc", "version", "node", "vector", "_distance"])
             if where is not None:
                 query = query.where(where, prefilter=True)
             found = query.limit(OVERSAMPLE * k).to_arrow()
