@@ -61,8 +61,8 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _in(column: str, values) -> str:
-    return f"{column} IN ({', '.join(_quote(v) if isinstance(v, str) else str(int(v)) for v in values)})"
+def _in(column: str, values: list[str]) -> str:
+    return f"{column} IN ({', '.join(_quote(v) for v in values)})"
 
 
 def _lancedb():
