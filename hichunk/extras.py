@@ -27,6 +27,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "docx": {"docx": "python-docx"},
     "ray": {"ray": "ray"},
     "ann": {"usearch": "usearch"},
+    "lancedb": {"lancedb": "lancedb"},
 }
 
 
