@@ -85,6 +85,10 @@ def _config_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--search", default="exact", choices=["exact", "ann"],
                    help="exact: dot products with every leaf (default; right up to ~10^5 leaves); ann: an HNSW graph "
                    "(usearch, extra ann) whose candidates are re-scored exactly, for large indexes")
+    g.add_argument("--store", default="", metavar="embedded|URI",
+                   help="keep leaves, vectors and trees in a LanceDB database (extra lancedb): 'embedded' inside the "
+                   "--index directory, or a URI many machines share (s3://bucket/path, gs://..., az://..., a shared "
+                   "path, db://NAME for LanceDB Cloud/Enterprise); default: the index directory's own files")
 
 
 def _documents(paths: list[str], args: argparse.Namespace):
@@ -173,7 +177,7 @@ def run_build(args: argparse.Namespace) -> int:
     config = IndexConfig(embedder=args.embedder, breadcrumb=not args.no_breadcrumb, method=args.method,
                          leaf_tokens=args.leaf_tokens, max_level=args.max_level,
                          merge_over_chunk=args.merge_over_chunk, hints=args.hints, tokenizer=args.tokenizer or "",
-                         search=args.search)
+                         search=args.search, store=args.store)
     _check_ray(args)
     docs = _documents(args.paths, args)  # inputs needing a missing extra are refused before the index exists
     index = Index.create(args.index, config)
@@ -201,9 +205,13 @@ def run_info(args: argparse.Namespace) -> int:
 
     index = Index.open(args.index)
     info = {"index": args.index, "documents": len(index), "leaves": index.n_leaves, "config": asdict(index.config),
-            "embedder_id": index.store.embedder_id, "segments": len(index.store.manifest["segments"])}
-    if index.store.manifest.get("ann"):
-        info["ann"] = index.store.manifest["ann"]
+            "embedder_id": index.store.embedder_id}
+    if hasattr(index.store, "manifest"):  # the directory format
+        info["segments"] = len(index.store.manifest["segments"])
+        if index.store.manifest.get("ann"):
+            info["ann"] = index.store.manifest["ann"]
+    else:
+        info.update(index.store.info())
     if args.docs:
         info["docs"] = {k: {"source": v["source"], "leaves": v["leaves"]} for k, v in sorted(index.docs.items())}
     print(json.dumps(info, ensure_ascii=False, indent=1))

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise HichunkError(f"--port must be between 0 and 65535 (got {args.port})")
     if args.max_body_mb <= 0:
         raise HichunkError("--max-body-mb must be positive")
-    if not os.path.isfile(os.path.join(args.index, "manifest.json")):
+    if not any(os.path.isfile(os.path.join(args.index, name)) for name in ("manifest.json", "store.json")):
         raise HichunkError(f"{args.index}: no index there (build one with hichunk index build)")
     serve(Index.open(args.index), args.host, args.port, args.allow_update, int(args.max_body_mb * 1024 * 1024),
           "warning" if not args.verbose else "info", batch_queries=not args.no_query_batching)
