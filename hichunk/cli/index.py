@@ -16,7 +16,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "reuses every embedding already computed.")
     actions = p.add_subparsers(dest="index_action", metavar="ACTION")
 
-    build = actions.add_parser("build", help="index documents (creates the index; re-indexes changed documents)")
+    build = actions.add_parser("build", help="index documents (creates the index; re-indexes changed documents)",
+                               description="Create the index (or open it, when its settings are the same), then chunk "
+                               "the documents, embed their leaves and commit. Method hichunk chunks with the shipped "
+                               "split-point model; to index with another model, chunk with hichunk chunk --model and "
+                               "add the trees from Python (Index.add_trees).")
     build.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     _index_arg(build)
     _config_options(build)
