@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from hichunk.document.model import MAX_LEVEL, Document
 from hichunk.sentences import Sentence
+from hichunk.token_table import TokenTable
 from hichunk.tokens import Tokenizer
 from hichunk.tree.leaves import Unit, pack_leaves
 from hichunk.tree.model import CHUNK, LEAF, ROOT, SECTION, ChunkTree, Node, Split
@@ -50,13 +51,13 @@ def heading_title(line_text: str) -> str:
 
 
 class _Builder:
-    def __init__(self, doc: Document, sentences: list[Sentence] | None, tokenizer: Tokenizer, leaf_tokens: int | None,
+    def __init__(self, doc: Document, sentences: list[Sentence] | None, table: TokenTable, leaf_tokens: int | None,
                  known_counts: dict[int, int] | None = None):
         self.doc = doc
         self.sentences = sentences
         self.sentence_starts = [s.start for s in sentences] if sentences is not None else None
         self.line_starts = [line.clean_start for line in doc.lines]
-        self.tokenizer = tokenizer
+        self.table = table
         self.leaf_tokens = leaf_tokens
         self.known_counts = known_counts or {}
 
@@ -93,19 +94,23 @@ class _Builder:
         A unit is a heading when its line has a heading hint or it opens a chunk
         flagged as titled (``titles`` holds those offsets).
         """
-        assert self.sentence_starts is not None
-        lo, hi = bisect_right(self.sentence_starts, start), bisect_left(self.sentence_starts, end)
-        cuts = [start, *self.sentence_starts[lo:hi], end]
+        assert self.sentence_starts is not None and self.sentences is not None
+        starts, lines = self.sentence_starts, self.doc.lines
+        lo, hi = bisect_right(starts, start), bisect_left(starts, end)
         out = []
-        for a, b in zip(cuts, cuts[1:]):
+        first_end = starts[lo] if lo < hi else end
+        if first_end > start:  # the span's start, a sentence start or not
+            line = lines[self.lines_in(start, start + 1)[0]]
+            out.append(Unit(start, first_end, bool(line.heading) or start in titles))
+        for k in range(lo, hi):
+            a, b = starts[k], starts[k + 1] if k + 1 < hi else end
             if b > a:
-                line = self.doc.lines[self.lines_in(a, a + 1)[0]]
-                out.append(Unit(a, b, bool(line.heading) or a in titles))
+                out.append(Unit(a, b, bool(lines[self.sentences[k].line].heading) or a in titles))
         return out
 
     def count(self, a: int, b: int) -> int:
         n = self.known_counts.get(a)
-        return n if n is not None else self.tokenizer.count(self.doc.clean[a:b])
+        return n if n is not None else self.table.count(a, b)
 
     # -- construction --------------------------------------------------------
     def build(self, boundaries: list[Boundary], name: str, meta: dict) -> ChunkTree:
@@ -135,7 +140,7 @@ class _Builder:
             titles = {b.offset for b in bounds if b.title}
             for span in own:
                 units = self.units(*span, titles) if span is not None else []
-                leaf_spans.append(pack_leaves(doc.clean, units, self.leaf_tokens, self.tokenizer))
+                leaf_spans.append(pack_leaves(self.table, units, self.leaf_tokens))
             if not clean_len and doc.text:
                 leaf_spans = [[(0, 0, 0)]]
 
@@ -252,13 +257,15 @@ def build_tree(
     leaf_tokens: int | None = 200,
     meta: dict | None = None,
     known_counts: dict[int, int] | None = None,
+    table: TokenTable | None = None,
 ) -> ChunkTree:
     """Chunk tree from boundaries. ``leaf_tokens=None`` makes every chunk a leaf.
 
     ``known_counts`` (token counts of chunks by start offset) spares recounting
-    when a size-based chunker already measured its chunks.
+    when a size-based chunker already measured its chunks; ``table`` (the clean
+    view's ``TokenTable``, shared with the chunker) spares tokenising it again.
     """
     if leaf_tokens is not None and sentences is None:
         raise ValueError("sentence-aligned leaves need the document's sentences")
-    builder = _Builder(doc, sentences, tokenizer, leaf_tokens, known_counts)
+    builder = _Builder(doc, sentences, table or TokenTable(doc.clean, tokenizer), leaf_tokens, known_counts)
     return builder.build(boundaries, doc.name, dict(meta or {}, leaf_tokens=leaf_tokens, tokenizer=tokenizer.name))
