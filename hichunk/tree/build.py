@@ -15,6 +15,8 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
+import numpy as np
+
 from hichunk.document.model import MAX_LEVEL, Document
 from hichunk.sentences import Sentence
 from hichunk.token_table import TokenTable
@@ -58,6 +60,7 @@ class _Builder:
         self.sentence_starts = [s.start for s in sentences] if sentences is not None else None
         self.line_starts = [line.clean_start for line in doc.lines]
         self.table = table
+        self.sentence_tokens: list[int] = []  # index of each sentence's first token (filled when leaves are cut)
         self.leaf_tokens = leaf_tokens
         self.known_counts = known_counts or {}
 
@@ -69,12 +72,16 @@ class _Builder:
 
     def heading_only(self, start: int, end: int, title: bool) -> bool:
         """True when every non-blank line of the span is a heading (or it is one title line)."""
-        lines = [self.doc.lines[i] for i in self.lines_in(start, end) if not self.doc.lines[i].is_blank]
-        if not lines:
-            return False
-        if all(line.heading for line in lines):
-            return True
-        return title and len(lines) == 1
+        count, all_headings = 0, True
+        for i in self.lines_in(start, end):  # stops at the first line that settles it
+            line = self.doc.lines[i]
+            if line.is_blank:
+                continue
+            count += 1
+            all_headings = all_headings and bool(line.heading)
+            if not all_headings and (not title or count > 1):
+                return False
+        return count > 0 and (all_headings or (title and count == 1))
 
     def title_of(self, start: int, b: Boundary) -> str | None:
         for i in self.lines_in(start, start + 1):
@@ -88,25 +95,30 @@ class _Builder:
             return None
         return bisect_left(self.sentence_starts, start), bisect_left(self.sentence_starts, end)
 
-    def units(self, start: int, end: int, titles: set[int]) -> list[Unit]:
-        """Sentence units covering [start, end): each from a sentence start to the next.
+    def units(self, start: int, end: int, titles: set[int]) -> tuple[list[Unit], list[int]]:
+        """Sentence units covering [start, end), each from a sentence start to the next, and their sizes.
 
         A unit is a heading when its line has a heading hint or it opens a chunk
-        flagged as titled (``titles`` holds those offsets).
+        flagged as titled (``titles`` holds those offsets). A unit's size is the
+        number of the document's tokens that begin in it (sentence token offsets
+        from the one tokenisation, subtracted); leaves are counted exactly later.
         """
         assert self.sentence_starts is not None and self.sentences is not None
-        starts, lines = self.sentence_starts, self.doc.lines
+        starts, lines, first_token = self.sentence_starts, self.doc.lines, self.sentence_tokens
         lo, hi = bisect_right(starts, start), bisect_left(starts, end)
-        out = []
+        out, sizes = [], []
         first_end = starts[lo] if lo < hi else end
+        end_token = self.table.index(end)
         if first_end > start:  # the span's start, a sentence start or not
             line = lines[self.lines_in(start, start + 1)[0]]
             out.append(Unit(start, first_end, bool(line.heading) or start in titles))
+            sizes.append((first_token[lo] if lo < hi else end_token) - self.table.index(start))
         for k in range(lo, hi):
             a, b = starts[k], starts[k + 1] if k + 1 < hi else end
             if b > a:
                 out.append(Unit(a, b, bool(lines[self.sentences[k].line].heading) or a in titles))
-        return out
+                sizes.append((first_token[k + 1] if k + 1 < hi else end_token) - first_token[k])
+        return out, sizes
 
     def count(self, a: int, b: int) -> int:
         n = self.known_counts.get(a)
@@ -138,9 +150,11 @@ class _Builder:
         else:
             self._absorb_headings(own, [self.heading_only(b.offset, e, b.title) for b, e in zip(bounds, ends)])
             titles = {b.offset for b in bounds if b.title}
+            assert self.sentence_starts is not None
+            self.sentence_tokens = self.table.all_starts.searchsorted(np.asarray(self.sentence_starts, dtype=np.int64)).tolist()
             for span in own:
-                units = self.units(*span, titles) if span is not None else []
-                leaf_spans.append(pack_leaves(self.table, units, self.leaf_tokens))
+                units, sizes = self.units(*span, titles) if span is not None else ([], [])
+                leaf_spans.append(pack_leaves(self.table, units, self.leaf_tokens, sizes))
             if not clean_len and doc.text:
                 leaf_spans = [[(0, 0, 0)]]
 

@@ -7,7 +7,7 @@ is cut to fill it, so a heading always travels with the start of its body.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,8 +15,7 @@ from hichunk.token_table import TokenTable
 from hichunk.tokens import cut_after_space
 
 
-@dataclass(frozen=True, slots=True)
-class Unit:
+class Unit(NamedTuple):  # a tuple: tens of thousands are made per document set
     start: int  # clean offsets
     end: int
     heading: bool = False
@@ -39,11 +38,14 @@ def cut_by_tokens(table: TokenTable, start: int, end: int, limit: int, first_lim
     return cuts
 
 
-def pack_leaves(table: TokenTable, units: list[Unit], limit: int) -> list[tuple[int, int, int]]:
-    """Leaves (start, end, tokens) covering ``units`` (which must be contiguous), each at most ``limit`` tokens."""
+def pack_leaves(table: TokenTable, units: list[Unit], limit: int, sizes: list[int] | None = None) -> list[tuple[int, int, int]]:
+    """Leaves (start, end, tokens) covering ``units`` (which must be contiguous), each at most ``limit`` tokens.
+
+    ``sizes``: each unit's tokens when the caller has them (``_unit_sizes`` otherwise).
+    """
     if not units:
         return []
-    sizes = _unit_sizes(table, units)
+    sizes = _unit_sizes(table, units) if sizes is None else sizes
     cuts: list[int] = []  # leaf starts after the first
     used = 0  # tokens in the current leaf
     only_headings = True  # current leaf holds nothing but headings (or nothing)
