@@ -10,6 +10,8 @@ family; a package not listed here is a family of its own.
 
 from __future__ import annotations
 
+import re
+
 FAMILIES: dict[str, str] = {
     "r-doc-info": "r",
     "r-doc-pdf": "r",
@@ -33,3 +35,14 @@ FAMILIES: dict[str, str] = {
 def family_of(package: str) -> str:
     """The family of a corpus source or real-document package (its own name when it has no project family)."""
     return FAMILIES.get(package, package)
+
+
+# id prefixes of labelled renderings ("text:", "markdown:styled:", "real-pdf:" ...) and of unnumbered copies
+_ID_PREFIX = re.compile(r"^(?:unnumbered:)?(?:(?:markdown:(?:original|styled)|text|pdf|real-text|real-pdf):)?(?:book:)?")
+
+
+def document_family(doc_id: str) -> str:
+    """The family of a document from its id: corpus ids (``package/path``), rendering ids (``text:package/path``,
+    ``text:book:package:...``) and benchmark ids made from corpus ids (``package__path``) name their package first."""
+    rest = _ID_PREFIX.sub("", doc_id, count=1)
+    return family_of(re.split(r"/|__|:", rest, maxsplit=1)[0])
