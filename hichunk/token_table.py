@@ -95,7 +95,9 @@ class TokenTable:
 
     # -- the one tokenisation -------------------------------------------------
     def _encode(self) -> None:
-        dtype = np.int64  # an int32 array would be cast whole on every search with a Python int
+        # int32 halves the memory of a huge text's table; searches pass keys of the same type (``key``),
+        # since numpy would otherwise cast the whole array on every search
+        dtype = np.int32 if len(self.text) < 2**31 else np.int64
         starts, ids = [np.zeros(0, dtype=dtype)], [np.zeros(0, dtype=np.int64)]
         for offset, piece in _pieces(self.text):
             piece_ids, piece_starts = self.tokenizer.encode(piece)
@@ -154,14 +156,23 @@ class TokenTable:
             width *= 8
 
     # -- queries --------------------------------------------------------------
+    def key(self, offsets):
+        """Offsets (a number or a sequence) as search keys of the table's own integer type."""
+        dtype = self.all_starts.dtype
+        return dtype.type(offsets) if np.isscalar(offsets) else np.asarray(offsets, dtype=dtype)
+
     def index(self, pos: int) -> int:
         """Number of tokens whose visible start is before ``pos``."""
-        return int(self.all_starts.searchsorted(pos, side="left"))
+        return int(self.all_starts.searchsorted(self.key(pos), side="left"))
+
+    def indexes(self, offsets) -> np.ndarray:
+        """``index`` of each of many offsets, in one search."""
+        return self.all_starts.searchsorted(self.key(offsets), side="left")
 
     def starts(self, a: int, b: int) -> np.ndarray:
         """Visible starts of the tokens beginning in ``[a, b)`` (absolute offsets)."""
         s = self.all_starts
-        return s[s.searchsorted(a, side="left") : s.searchsorted(b, side="left")]
+        return s[s.searchsorted(self.key(a), side="left") : s.searchsorted(self.key(b), side="left")]
 
     def count(self, a: int, b: int) -> int:
         """Tokens of ``text[a:b]`` tokenised on its own (exactly ``tokenizer.count``)."""

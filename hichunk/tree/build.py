@@ -15,8 +15,6 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-import numpy as np
-
 from hichunk.document.model import MAX_LEVEL, Document
 from hichunk.sentences import Sentence
 from hichunk.token_table import TokenTable
@@ -151,7 +149,7 @@ class _Builder:
             self._absorb_headings(own, [self.heading_only(b.offset, e, b.title) for b, e in zip(bounds, ends)])
             titles = {b.offset for b in bounds if b.title}
             assert self.sentence_starts is not None
-            self.sentence_tokens = self.table.all_starts.searchsorted(np.asarray(self.sentence_starts, dtype=np.int64)).tolist()
+            self.sentence_tokens = self.table.indexes(self.sentence_starts).tolist()
             for span in own:
                 units, sizes = self.units(*span, titles) if span is not None else ([], [])
                 leaf_spans.append(pack_leaves(self.table, units, self.leaf_tokens, sizes))

@@ -68,8 +68,7 @@ def pack_leaves(table: TokenTable, units: list[Unit], limit: int, sizes: list[in
 
 def _unit_sizes(table: TokenTable, units: list[Unit]) -> list[int]:
     """Tokens of the text that begin in each unit (from the one tokenisation; exact leaf counts come later)."""
-    offsets = np.fromiter((u.start for u in units), dtype=np.int64, count=len(units))
-    bounds = np.append(np.searchsorted(table.all_starts, offsets, side="left"), table.index(units[-1].end))
+    bounds = np.append(table.indexes([u.start for u in units]), table.index(units[-1].end))
     return np.diff(bounds).tolist()
 
 
