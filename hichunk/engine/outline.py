@@ -20,7 +20,9 @@ level most of its members were predicted at, and then orders the groups:
 Starts whose style says nothing (an unnumbered plain line, as in Markdown with
 its markers hidden) keep the level the model gave them: there is no evidence to
 overrule it with. Model-agnostic: it reads only unit texts, layouts and the
-predicted (level, title) of each start.
+predicted (level, title) of each start. Texts are read through
+``hichunk.textnorm.fold``: "第\u00a01\u00a0章" and "１．２" have the styles of
+"第 1 章" and "1.2".
 """
 
 from __future__ import annotations
@@ -33,16 +35,17 @@ from dataclasses import dataclass
 from hichunk.document.model import MAX_LEVEL
 from hichunk.numbering import number_pattern
 from hichunk.protocol import LineLayout
+from hichunk.textnorm import fold
 
 HEADING_CHARS = 120  # longer lines have no heading style
 # "3", "3.2", "3.2.1." and appendix forms "A.1", "B.2.3" at the start of a line
-_OUTLINE = re.compile(r"^\s*(?:[0-9０-９]{1,3}|[A-Z](?=[.．][0-9０-９]))((?:[.．][0-9０-９]{1,3})*)[.．]?(?=\s|$|[\u3400-\u9fff])")
-_ZH_UNIT = re.compile(r"^\s*第\s*[0-9０-９零〇一二三四五六七八九十百千两]+\s*(章|节|節|篇|部分|部|编|編|卷|课|課|讲|講|条|條|款)")
+_OUTLINE = re.compile(r"^\s*(?:[0-9]{1,3}|[A-Z](?=\.[0-9]))((?:\.[0-9]{1,3})*)\.?(?=\s|$|[\u3400-\u9fff])")
+_ZH_UNIT = re.compile(r"^\s*第\s*[0-9零〇一二三四五六七八九十百千两]+\s*(章|节|節|篇|部分|部|编|編|卷|课|課|讲|講|条|條|款)")
 _WORD = re.compile(r"^\s*(chapter|part|appendix|section|book|volume|lesson|unit|article)\b", re.I)
 # the number of a label heading: "Chapter 3", "Appendix B", "第3章", "第十二章"
 _LABEL_NUMBER = re.compile(r"^\s*(?:(?:chapter|appendix|part|book|lesson|unit)\s+([0-9]{1,3}|[A-Z])\b"
                            r"|第\s*([0-9]{1,3}|[零〇一二三四五六七八九十百两]+)\s*[章篇部卷编])", re.I)
-_OUTLINE_HEAD = re.compile(r"^\s*([0-9]{1,3}|[A-Z])[.．][0-9]")
+_OUTLINE_HEAD = re.compile(r"^\s*([0-9]{1,3}|[A-Z])\.[0-9]")
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
 
 
@@ -69,13 +72,13 @@ class Style:
 
 def heading_style(text: str, layout: LineLayout | None = None) -> Style:
     """The style of a heading line (model-input text and its layout)."""
-    s = text.strip()
+    s = fold(text).strip()
     if not s or len(s) > HEADING_CHARS:
         return Style()
     numbering, depth = "", 0
     m = _OUTLINE.match(s)
     if m:
-        numbering, depth = "outline", 1 + len(re.findall(r"[.．]", m.group(1)))
+        numbering, depth = "outline", 1 + m.group(1).count(".")
     elif (zh := _ZH_UNIT.match(s)) is not None:
         numbering = f"zh-{zh.group(1)}"
     elif (word := _WORD.match(s)) is not None:
@@ -88,16 +91,17 @@ def heading_style(text: str, layout: LineLayout | None = None) -> Style:
     return Style(numbering, depth, layout.underline, round(layout.size * 20) / 20, layout.bold, caps)
 
 
-_SENTENCE_END = (".", "。", "!", "！", "?", "？", ";", "；", ",", "，", ":", "：")
+_SENTENCE_END = (".", "。", "!", ";", ",", ":")  # on folded text: "！" reads "!"; a question may be a title
 
 
 def title_shaped(text: str, layout: LineLayout | None = None) -> bool:
     """Whether a line can be a chunk's title: a whole line, short, not a sentence of running text.
 
     A model may start a chunk at body text (a paragraph that opens a topic);
-    such a chunk has no title, so body text never enters a breadcrumb.
+    such a chunk has no title, so body text never enters a breadcrumb. A
+    question on a line of its own is a title (FAQs are made of them).
     """
-    s = text.strip()
+    s = fold(text).strip()
     if not s or len(s) > HEADING_CHARS:
         return False
     if layout is not None and not (layout.starts_line and layout.ends_line):
@@ -122,7 +126,7 @@ def _zh_number(text: str) -> int | None:
 
 def label_number(text: str) -> str | None:
     """The number a label heading carries, normalised ("Chapter 3" and "第三章" give "3"; "Appendix B" gives "B")."""
-    m = _LABEL_NUMBER.match(text)
+    m = _LABEL_NUMBER.match(fold(text))
     if not m:
         return None
     if m.group(1):
@@ -148,7 +152,7 @@ def _labels_over_outlines(styles: dict[int, Style], texts: Sequence[str]) -> dic
             continue
         if current is None or style.numbering != "outline":
             continue
-        head = _OUTLINE_HEAD.match(text)
+        head = _OUTLINE_HEAD.match(fold(text))
         label, number = current
         hits, total, top = found.get(label, (0, 0, style))
         top = style if style.depth < top.depth else top

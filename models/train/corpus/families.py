@@ -5,7 +5,9 @@ leave-family-out: every document of a family (its Markdown, its plain-text, styl
 renderings, its real PDFs and info manuals, its translations) is held out together. Packages
 of one project share conventions (the R manuals as info and as PDF; LilyPond's English and
 Chinese manuals; the KDE handbooks, written to one DocBook style guide), so they form one
-family; a package not listed here is a family of its own.
+family; a package not listed here is a family of its own. TeX Live's documentation packages
+share LaTeX's conventions (its document classes, its PDFs), so they are two families: the
+English guides and package manuals, and the Chinese and CJK ones.
 """
 
 from __future__ import annotations
@@ -29,6 +31,21 @@ FAMILIES: dict[str, str] = {
     "python3.11-doc": "python",
     "python-django-doc": "django",
     "libreoffice-help-zh-cn": "libreoffice",
+    "exim4-doc-info": "exim",
+    "gnucash-docs": "gnucash",
+    "glpk-doc": "glpk",
+    "asymptote-doc": "asymptote",
+    "gap-doc": "gap",
+    "pari-doc": "pari",
+    "zsh-doc": "zsh",
+    "gnuplot-doc": "gnuplot",
+    "linuxcnc-doc-en": "linuxcnc",
+    "nodejieba": "jieba",  # the Node binding ships cppjieba's README: one project
+    **{f"texlive-{name}": "texlive" for name in ("lang-english", "pictures-doc", "latex-base-doc", "science-doc",
+                                                 "latex-recommended-doc", "humanities-doc", "metapost-doc",
+                                                 "publishers-doc")},
+    "texlive-lang-chinese": "texlive-zh",
+    "texlive-lang-cjk": "texlive-zh",
 }
 
 
