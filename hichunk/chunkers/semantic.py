@@ -20,6 +20,7 @@ from hichunk.chunkers.base import ChunkOptions, flat_tree
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
 from hichunk.sentences import split_sentences
+from hichunk.token_table import TokenTable
 from hichunk.tree.model import ChunkTree
 
 BUFFER = 1
@@ -58,12 +59,13 @@ class SemanticChunker:
         spans = [(s.start, s.end) for s in split_sentences(doc)]
         texts = [doc.clean[a:b].strip() for a, b in spans]
         cuts: list[int] = []
+        table = TokenTable(doc.clean, opts.tokenizer)
         if len(spans) > 1:
             windows = [" ".join(texts[max(0, i - self.buffer) : i + self.buffer + 1]) for i in range(len(texts))]
             starts = semantic_cuts(self._embed(windows), self.percentile)
-            cuts = self._fit(spans, texts, [0, *starts, len(spans)])
+            cuts = self._fit(spans, table, [0, *starts, len(spans)])
         return flat_tree(doc, cuts, opts, {"method": self.name, "embedder": self.embedder.id,
-                                           "buffer": self.buffer, "percentile": self.percentile})
+                                           "buffer": self.buffer, "percentile": self.percentile}, table)
 
     def _embed(self, windows: list[str]) -> np.ndarray:
         if not self.progress:
@@ -74,11 +76,14 @@ class SemanticChunker:
                   delay=PROGRESS_DELAY, file=sys.stderr) as bar:
             return self.embedder.embed_passages(windows, bar.update)
 
-    def _fit(self, spans: list[tuple[int, int]], texts: list[str], groups: list[int]) -> list[int]:
+    def _fit(self, spans: list[tuple[int, int]], table: TokenTable, groups: list[int]) -> list[int]:
         """Chunk start offsets (after the first): semantic groups, split sentence-wise where too large."""
-        count = self.options.tokenizer.count
         limit = self.options.leaf_tokens
-        sizes = [count(t) for t in texts]
+        clean = table.text
+        sizes = []
+        for a, b in spans:  # each sentence without the whitespace around it
+            text = clean[a:b]
+            sizes.append(table.count(a + len(text) - len(text.lstrip()), a + len(text.rstrip())))
         cuts: list[int] = []
         for first, end in zip(groups, groups[1:]):
             if first:

@@ -33,8 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--doc", action="append", metavar="ID", help="search only these documents (repeatable)")
     p.add_argument("--max-candidates", type=_positive, default=1000, metavar="K", help="ranked leaves looked at, at most")
     p.add_argument("--ann-expansion", type=_positive, default=None, metavar="E",
-                   help="indexes built with hichunk index build --search ann: the graph search's candidate list, per leaf of the first "
-                   "128 (default: 8; larger finds more of the exact ranking, slower)")
+                   help="indexes built with hichunk index build --search ann: the graph search's candidate list, per "
+                   "leaf of the first 128 (default: by the index's size, 8 up to 20k leaves, 16 up to 200k, 32 up to "
+                   "500k, then 64; larger finds more of the exact ranking, slower)")
     p.add_argument("--no-sources", action="store_true",
                    help="print the context alone, without the list of sources under it (e.g. to paste it into a prompt)")
     p.add_argument("--json", action="store_true", help="JSON: context, passages with provenance, merges")

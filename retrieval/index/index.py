@@ -27,7 +27,7 @@ from hichunk.errors import HichunkError
 from hichunk.kvcache import MEMORY, KVCache
 from hichunk.retrieval.embedders import CachedEmbedder, Embedder, load_embedder
 from hichunk.retrieval.embedders.batcher import QueryBatcher
-from hichunk.retrieval.index.ann import EXPANSION, require_usearch
+from hichunk.retrieval.index.ann import default_expansion, require_usearch
 from hichunk.retrieval.index.candidates import AnnRanker, Candidate, ExactRanker
 from hichunk.retrieval.index.config import ANN, IndexConfig
 from hichunk.retrieval.index.disk import DirectoryStore
@@ -84,7 +84,7 @@ class Index:
         self._views: OrderedDict[tuple[str, str], TreeView] = OrderedDict()
         self._pool: Pool | None = None
         self._ranker: ExactRanker | AnnRanker | LanceStore | None = None
-        self._ann_expansion = EXPANSION
+        self._ann_expansion: int | None = None  # None: by the graph's size (ann.default_expansion)
         self._generation = store.generation
         self._lock = threading.RLock()  # the caches above
         self._encode_lock = threading.Lock()  # query encoding
@@ -169,9 +169,10 @@ class Index:
 
     @property
     def ann_expansion(self) -> int:
-        """Search "ann": the graph search's candidate list per leaf of the first block of 128 (default 8;
-        larger finds more of the exact top leaves and takes longer)."""
-        return self._ann_expansion
+        """Search "ann": the graph search's candidate list per leaf of the first block of 128 (default: by the
+        index's size, 8 up to 20k leaves, 16 up to 200k, 32 up to 500k, then 64; larger finds more of the
+        exact top leaves and takes longer)."""
+        return self._ann_expansion if self._ann_expansion is not None else default_expansion(self.n_leaves)
 
     @ann_expansion.setter
     def ann_expansion(self, value: int) -> None:
