@@ -14,43 +14,24 @@ import sys
 import numpy as np
 import pytest
 from fakes import HashEmbedder
+from index_checks import CHANGED, MORE, assert_same_index, make_corpus
 from test_index import DOCS, state, write_docs
 
 from hichunk.kvcache import KVCache
 from hichunk.retrieval.index import Index, IndexConfig
 from hichunk.retrieval.index.distributed import InlineExecutor, RaySettings, embed_task
-from hichunk.tree import to_dict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(ROOT, "tests")
 
-MORE = {f"extra{i}.md": f"# Extra {i}\n\nLine about topic {i}. It has words.\n\n## Part\n\nMore words on {i} and kites.\n"
-        for i in range(5)}
-CHANGED = {"solar.md": DOCS["solar.md"].replace("twice a year", "every spring and every autumn"),
-           "new.md": "# New\n\nA brand new document about kites. Kites fly in steady wind.\n"}
+def statuses(report) -> dict[str, str]:
+    return {d.doc: d.status for d in report.docs}
 
 
 @pytest.fixture
 def corpus(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    write_docs("docs", {**DOCS, **MORE})
-    return tmp_path
+    return make_corpus(tmp_path, monkeypatch)
 
-
-def assert_same_index(a: Index, b: Index) -> None:
-    """Same documents, sources, trees, leaves and vectors (up to float tolerance)."""
-    assert sorted(a.docs) == sorted(b.docs)
-    for doc in a.docs:
-        assert {k: a.docs[doc][k] for k in ("source", "sha256", "leaves")} == \
-               {k: b.docs[doc][k] for k in ("source", "sha256", "leaves")}
-        assert to_dict(a.tree(doc)) == to_dict(b.tree(doc))
-    (va, da, na, names_a), (vb, db, nb, names_b) = a.pool(), b.pool()
-    assert names_a == names_b and np.array_equal(da, db) and np.array_equal(na, nb)
-    assert np.allclose(va, vb, atol=1e-6)
-
-
-def statuses(report) -> dict[str, str]:
-    return {d.doc: d.status for d in report.docs}
 
 
 class RecordingExecutor(InlineExecutor):
@@ -265,62 +246,3 @@ def test_a_local_ray_starts_after_the_graph_library_is_loaded(tmp_path):
                           timeout=300, env=dict(os.environ, HF_HUB_OFFLINE="1"))
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "ok"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("store", ["", "embedded"])
-def test_a_three_node_cluster_survives_a_killed_node_and_builds_the_local_index(corpus, store):
-    """Three Ray nodes on this machine (``ray.cluster_utils.Cluster``); one worker node is killed while the
-    build runs; its tasks are retried on the others and the index (directory or LanceDB store) equals a local
-    build."""
-    ray = pytest.importorskip("ray")
-    from fakes import SlowHashEmbedder
-    from ray.cluster_utils import Cluster
-
-    if store:
-        pytest.importorskip("lancedb")
-    import threading
-    import time
-
-    local = Index.create("local", IndexConfig(leaf_tokens=24), embedder=HashEmbedder())
-    local.add_paths(["docs"])
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
-    cluster.wait_for_nodes()
-    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": TESTS, "HF_HUB_OFFLINE": "1"}})
-    try:
-        assert len([n for n in ray.nodes() if n["Alive"]]) == 3
-        spread = Index.create("spread", IndexConfig(leaf_tokens=24, store=store), embedder=SlowHashEmbedder())
-        done = threading.Event()
-        outcome: dict = {}
-
-        def build():
-            try:
-                outcome["report"] = spread.add_paths(["docs"], ray=RaySettings("auto", None, docs_per_task=1,
-                                                                               texts_per_task=2))
-            except BaseException as exc:  # surfaced below
-                outcome["error"] = exc
-            finally:
-                done.set()
-
-        thread = threading.Thread(target=build)
-        thread.start()
-        deadline = time.time() + 300
-        while not os.path.exists("spread/cache.sqlite") or len(KVCache("spread/cache.sqlite")) == 0:
-            assert time.time() < deadline and not done.is_set(), outcome
-            time.sleep(0.05)
-        cluster.remove_node(workers[0], allow_graceful=False)  # a worker node dies mid-build
-        killed_mid_build = not done.is_set()
-        thread.join(600)
-        assert "error" not in outcome, outcome.get("error")
-        assert killed_mid_build
-        gone = time.time() + 120  # the control store marks the node dead after its health checks fail
-        while len([n for n in ray.nodes() if n["Alive"]]) != 2:
-            assert time.time() < gone, "the removed node is still listed alive"
-            time.sleep(0.5)
-        assert outcome["report"].count("added") == len(DOCS) + len(MORE)
-        assert_same_index(local, Index.open("spread", embedder=HashEmbedder()))
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
