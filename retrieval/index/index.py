@@ -153,7 +153,7 @@ class Index:
         with self._lock:
             self._follow_store()
             if self._ranker is None:
-                if self.config.search == ANN:
+                if self.config.search == ANN and any(d["leaves"] for d in self.docs.values()):
                     table = self.store.key_table()
                     self._ranker = AnnRanker(self.store.ann_graph(table), table, self.ann_expansion)
                 else:
