@@ -31,7 +31,7 @@ def main(wheel: str) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     check(tops == {"hichunk"}, f"the wheel holds only hichunk at its top level (has {sorted(tops)})")
-    for needed in ("hichunk/models/encoder/weights/weights.pt", "hichunk/models/gen/adapter_model.safetensors",
+    for needed in ("hichunk/models/encoder/weights/weights.safetensors", "hichunk/models/gen/adapter_model.safetensors",
                    "hichunk/bench/metrics/evaluate_modules/split_point_f1/split_point_f1.py", "hichunk/py.typed"):
         check(needed in names, f"the wheel ships {needed}")
     for generic in ("models", "retrieval", "hicbench"):

@@ -3,6 +3,8 @@
     python -m hichunk.bench.split_eval --corpus CORPUS --labels RENDERED --split test \\
         --methods encoder,numbering,fontsize,previous=OLD_MODEL_DIR
     python -m hichunk.bench.split_eval --labels RENDERED --kinds pdf --methods encoder,fontsize --per-group 30
+    python -m hichunk.bench.split_eval --corpus CORPUS --labels RENDERED --lofo \\
+        --methods v4=FOLDS_DIR,v3=V3_FOLDS_DIR,numbering,fontsize
 
 Documents: the corpus split as Markdown (``--corpus``; group ``markdown-corpus``),
 and the labelled renderings and real documents of ``hichunk corpus render``
@@ -19,6 +21,15 @@ benchmark method names of ``hichunk.bench.runners.methods`` (a model name such a
 ``encoder``, ``numbering``, ``fontsize``, ``rules``, ``hichunk-gen``, or
 ``LABEL=MODEL_DIR``) and the structure-free chunkers (``fixed``, ``recursive``,
 ``cdc``, ``semantic``).
+
+Leave-family-out (``--lofo``): every split of every family is read (a fold model never saw
+any document of its held-out families), at most ``--per-family`` documents per family, group
+and language, and corpus documents are scored twice: as written (``markdown-corpus``) and with
+heading numbers stripped (``markdown-unnumbered``). A method whose model is a folder of fold
+models (``hichunk train --folds K``) scores each document with the model that left its family
+out. Rows then describe the distribution over families: per-family micro F1, its median with a
+95% bootstrap interval over families, and the worst five families
+(``hichunk.bench.family_summary``).
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hichunk.bench.family_summary import family_rows, format_distribution
 from hichunk.bench.metrics.splits import SplitCounts, bootstrap_ci, count_tree
 from hichunk.bench.runners.chunk import chunk_all
 from hichunk.bench.runners.methods import parse_methods
@@ -54,6 +66,7 @@ class Labelled:
     truth: Truth
     load_seconds: float
     words: int
+    family: str = ""
 
 
 @dataclass
@@ -78,28 +91,44 @@ def _timed_load(load) -> tuple[Document, float]:
     return doc, time.perf_counter() - t0
 
 
-def corpus_documents(corpus_dir: str, split: str) -> list[Labelled]:
-    """The corpus split as Markdown documents, the headings their truth."""
+def corpus_documents(corpus_dir: str, split: str | tuple[str, ...], unnumbered: bool = False) -> list[Labelled]:
+    """The corpus split(s) as Markdown documents, the headings their truth; with ``unnumbered``, also every
+    document again with its heading numbers stripped (group ``markdown-unnumbered``)."""
     from hichunk.models.train.corpus.corpus import load_split
+    from hichunk.models.train.corpus.families import family_of
+    from hichunk.models.train.corpus.normalise import denumber_markdown
 
     out = []
-    for cdoc in load_split(corpus_dir, split):
-        doc, secs = _timed_load(lambda c=cdoc: parse_document(c.markdown, "markdown", c.id))
-        out.append(Labelled(cdoc.id, "markdown-corpus", cdoc.lang, doc, markup_truth(doc), secs,
-                            count_words(cdoc.markdown, cdoc.lang)))
+    for one in (split,) if isinstance(split, str) else split:
+        for cdoc in load_split(corpus_dir, one):
+            versions = [("markdown-corpus", cdoc.id, cdoc.markdown)]
+            if unnumbered:
+                versions.append(("markdown-unnumbered", f"unnumbered:{cdoc.id}", denumber_markdown(cdoc.markdown)))
+            for group, doc_id, text in versions:
+                doc, secs = _timed_load(lambda t=text, i=doc_id: parse_document(t, "markdown", i))
+                out.append(Labelled(doc_id, group, cdoc.lang, doc, markup_truth(doc), secs,
+                                    count_words(text, cdoc.lang), family_of(cdoc.corpus)))
     return out
 
 
-def rendered_documents(labels_dir: str, split: str, kinds: set[str] | None, progress: bool = True) -> list[Labelled]:
-    """Labelled renderings and real documents of ``hichunk corpus render`` (failures to load are logged and skipped)."""
+def rendered_documents(labels_dir: str, split: str | tuple[str, ...], kinds: set[str] | None, progress: bool = True,
+                       keep=None) -> list[Labelled]:
+    """Labelled renderings and real documents of ``hichunk corpus render`` (failures to load are logged and skipped).
+
+    ``keep`` (optional) chooses among the label records before any file is loaded.
+    """
     import os
 
     from tqdm import tqdm
 
     from hichunk.errors import HichunkError
+    from hichunk.models.train.corpus.families import family_of
     from hichunk.models.train.corpus.render import load_labels
 
-    items = [r for r in load_labels(labels_dir) if r["split"] == split and (not kinds or r["kind"] in kinds)]
+    splits = {split} if isinstance(split, str) else set(split)
+    items = [r for r in load_labels(labels_dir) if r["split"] in splits and (not kinds or r["kind"] in kinds)]
+    if keep is not None:
+        items = keep(items)
     out = []
     for r in tqdm(items, desc="loading", unit="doc", disable=not progress, file=sys.stderr):
         try:
@@ -107,9 +136,25 @@ def rendered_documents(labels_dir: str, split: str, kinds: set[str] | None, prog
         except HichunkError as exc:
             log.warning("%s: cannot load (%s); left out", r["id"], exc)
             continue
-        group = r["kind"] + ("-real" if r.get("real") else "")
-        out.append(Labelled(r["id"], group, r["lang"], doc, placed_truth(doc, r["headings"]), secs,
-                            count_words(doc.clean, r["lang"])))
+        out.append(Labelled(r["id"], label_group(r), r["lang"], doc, placed_truth(doc, r["headings"]), secs,
+                            count_words(doc.clean, r["lang"]), family_of(r.get("corpus", ""))))
+    return out
+
+
+def label_group(record: dict) -> str:
+    """The input-kind group of a label record: its kind, with real documents apart (``pdf-real``)."""
+    return record["kind"] + ("-real" if record.get("real") else "")
+
+
+def per_family(items: list, key, cap: int) -> list:
+    """At most ``cap`` items per ``key(item)``, evenly spaced through the items in id order."""
+    groups: dict = {}
+    for it in sorted(items, key=lambda x: x["id"] if isinstance(x, dict) else x.id):
+        groups.setdefault(key(it), []).append(it)
+    out = []
+    for members in groups.values():
+        step = max(len(members) / cap, 1.0)
+        out += [members[int(i * step)] for i in range(min(cap, len(members)))]
     return out
 
 
@@ -125,14 +170,20 @@ def even_sample(docs: list[Labelled], per_group: int) -> list[Labelled]:
 
 
 def evaluate(docs: list[Labelled], methods: str, progress: bool = True) -> dict[str, MethodResult]:
-    """Run every method over ``docs`` (through the benchmarks' one chunking runner) and count."""
+    """Run every method over ``docs`` (through the benchmarks' one chunking runner) and count.
+
+    A method whose model is a folder of fold models scores each document with the fold model
+    that never saw the document's family.
+    """
     from hichunk.tokens import load_tokenizer
 
     tokenizer = load_tokenizer()
     by_id = {d.id: d for d in docs}
+    families = {d.id: d.family for d in docs}
     out: dict[str, MethodResult] = {}
     for spec in parse_methods(methods):
-        chunked = chunk_all({d.id: d.doc for d in docs}, spec, tokenizer, on_error="count", progress=progress)
+        chunked = chunk_all({d.id: d.doc for d in docs}, spec, tokenizer, on_error="count", progress=progress,
+                            families=families)
         res = MethodResult()
         for doc_id in sorted(chunked):
             c, item = chunked[doc_id], by_id[doc_id]
@@ -199,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", default=DEFAULT_METHODS, help=f"comma-separated methods (default: {DEFAULT_METHODS})")
     ap.add_argument("--per-group", type=int, metavar="N", help="an even sample of N documents per group and language")
     ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals (default: 1000)")
+    ap.add_argument("--lofo", action="store_true",
+                    help="leave-family-out: read every split, score fold models on the families they left out, "
+                    "and report the distribution over families (median, 95%% CI, worst five)")
+    ap.add_argument("--per-family", type=int, default=30, metavar="N",
+                    help="with --lofo: at most N documents per family, group and language (default 30)")
     ap.add_argument("--json", metavar="FILE", help="also write the rows and document ids here")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args(argv)
@@ -211,26 +267,58 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         torch.set_num_threads(1)
-        docs = corpus_documents(args.corpus, args.split) if args.corpus else []
-        if args.labels:
-            kinds = set(args.kinds.split(",")) if args.kinds else None
-            docs += rendered_documents(args.labels, args.split, kinds, progress=not args.quiet)
-        if args.per_group:
-            docs = even_sample(docs, args.per_group)
+        docs = load_benchmark_documents(args)
         if not docs:
             raise HichunkError("no documents to score")
         results = evaluate(docs, args.methods, progress=not args.quiet)
     except HichunkError as exc:
         print(f"split_eval: error: {exc}", file=sys.stderr)
         return 2
-    rows = summarise(docs, results, args.bootstrap)
-    print(format_rows(rows))
+    if args.lofo:
+        rows, fam_rows = summarise_families(docs, results, args.bootstrap)
+        print(format_distribution(rows))
+    else:
+        rows, fam_rows = summarise(docs, results, args.bootstrap), []
+        print(format_rows(rows))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"corpus": args.corpus, "labels": args.labels, "split": args.split, "methods": args.methods,
-                       "docs": sorted(d.id for d in docs), "rows": rows}, fh, indent=1, ensure_ascii=False)
+            json.dump({"corpus": args.corpus, "labels": args.labels, "split": "all" if args.lofo else args.split,
+                       "lofo": args.lofo, "methods": args.methods, "docs": sorted(d.id for d in docs), "rows": rows,
+                       "families": fam_rows}, fh, indent=1, ensure_ascii=False)
     return 0
 
+
+def load_benchmark_documents(args: argparse.Namespace) -> list[Labelled]:
+    """The documents the command line asks for (one split, or with ``--lofo`` every split, capped per family)."""
+    from hichunk.models.train.corpus.corpus import SPLITS
+    from hichunk.models.train.corpus.families import family_of
+
+    kinds = set(args.kinds.split(",")) if args.kinds else None
+    if not args.lofo:
+        docs = corpus_documents(args.corpus, args.split) if args.corpus else []
+        if args.labels:
+            docs += rendered_documents(args.labels, args.split, kinds, progress=not args.quiet)
+        return even_sample(docs, args.per_group) if args.per_group else docs
+    cap = args.per_family
+    docs = per_family(corpus_documents(args.corpus, SPLITS, unnumbered=True), lambda d: (d.family, d.group, d.lang),
+                      cap) if args.corpus else []
+    if args.labels:
+        def keep(items: list[dict]) -> list[dict]:
+            return per_family(items, lambda r: (family_of(r.get("corpus", "")), label_group(r), r["lang"]), cap)
+
+        docs += rendered_documents(args.labels, SPLITS, kinds, progress=not args.quiet, keep=keep)
+    return docs
+
+
+def summarise_families(docs: list[Labelled], results: dict[str, MethodResult], boot: int = 1000):
+    """Distribution-over-families rows per (group, language) and per language over all groups."""
+    ordered = sorted(docs, key=lambda d: d.id)  # ``evaluate`` keeps each method's counts in this order
+    keys = sorted({(d.group, d.lang) for d in ordered})
+    selections = [(f"{g} [{lang}]", [i for i, d in enumerate(ordered) if (d.group, d.lang) == (g, lang)])
+                  for g, lang in keys]
+    selections += [(f"all kinds [{lang}]", [i for i, d in enumerate(ordered) if d.lang == lang])
+                   for lang in sorted({d.lang for d in ordered})]
+    return family_rows(selections, [d.family for d in ordered], {m: r.counts for m, r in results.items()}, boot)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -46,7 +46,8 @@ class LineLayout:
     underlined in plain text or set larger or bold in a PDF; a sentence that
     merely wraps onto a new line, or ends mid-line, is not. Typography is
     relative to the body text (``hichunk.document.LineStyle``); formats without
-    it keep the neutral defaults.
+    it keep the neutral defaults. ``role`` marks lines that look like headings
+    and are not: table-of-contents entries and asides (callouts, captions).
     """
 
     starts_line: bool = True  # nothing but whitespace before it on its source line
@@ -59,6 +60,7 @@ class LineLayout:
     bold: bool = False
     italic: bool = False
     gap: float = 0.0  # vertical space above its line, in body line heights
+    role: str = ""  # "toc" or "aside" (hichunk.document.roles): never a chunk start, whatever a model says
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,9 +65,9 @@ def shipped_encoder(settings: ModelSettings):
 
 def is_encoder_dir(path: str) -> bool:
     """A folder written by ``hichunk train`` (encoder config + weights)."""
-    from hichunk.models.encoder.model import CONFIG_FILE, WEIGHTS_FILE
+    from hichunk.models.encoder.model import CONFIG_FILE, weights_path
 
-    return os.path.isfile(os.path.join(path, CONFIG_FILE)) and os.path.isfile(os.path.join(path, WEIGHTS_FILE))
+    return os.path.isfile(os.path.join(path, CONFIG_FILE)) and weights_path(path) is not None
 
 
 def encoder_model(directory: str):
@@ -75,12 +75,12 @@ def encoder_model(directory: str):
 
     So cached predictions of other weights are never reused.
     """
-    from hichunk.models.encoder.model import CONFIG_FILE, WEIGHTS_FILE, load_encoder
+    from hichunk.models.encoder.model import CONFIG_FILE, load_encoder, weights_path
 
     model = load_encoder(directory)
     digest = hashlib.sha256()
-    for name in (CONFIG_FILE, WEIGHTS_FILE):
-        with open(os.path.join(directory, name), "rb") as fh:
+    for path in (os.path.join(directory, CONFIG_FILE), weights_path(directory)):
+        with open(path, "rb") as fh:
             digest.update(fh.read())
     model.name = f"{model.name}#{digest.hexdigest()[:12]}"
     return model

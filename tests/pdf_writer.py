@@ -4,8 +4,12 @@
 chapters (Helvetica-Bold 18) with sections (Helvetica-Bold 13) and wrapped
 Times-Roman paragraphs that flow across pages, long words hyphenated at line
 ends, an optional Chinese chapter in the built-in CID font STSong-Light, a
-running head and a "Page N" foot on every page, and bookmarks. It returns the
-bytes and what was drawn (``Book``), so tests compare extraction with the truth.
+running head and a "Page N" foot on every page, and bookmarks. With
+``heads="titles"`` the running heads carry the current titles instead, as
+typeset books set them: "Chapter N. <chapter title>" on even pages,
+"<section number and title>" on odd ones, none on a page that opens a chapter.
+It returns the bytes and what was drawn (``Book``), so tests compare
+extraction with the truth.
 ``nonbmp_pdf`` writes a one-page PDF by hand whose text holds a character
 outside the BMP (reportlab's standard fonts cannot). Output is deterministic.
 """
@@ -40,22 +44,41 @@ class Book:
     hyphenated: list[tuple[str, str]] = field(default_factory=list)  # ("exam-", "ple...") line end / next line start
     paragraphs: list[str] = field(default_factory=list)  # body paragraphs as written (unwrapped)
     chinese: list[str] = field(default_factory=list)
+    running_heads: list[str] = field(default_factory=list)  # the running heads drawn ("titles" heads)
 
 
 class _Layout:
-    def __init__(self, canvas, book: Book, toc_pages: dict[str, int] | None):
+    def __init__(self, canvas, book: Book, toc_pages: dict[str, int] | None, heads: str = "fixed"):
         self.c = canvas
         self.book = book
         self.toc_pages = toc_pages or {}
+        self.heads = heads
         self.page = 0
         self.y = 0.0
+        self.chapter = self.section = ""
+        self.opens_chapter = False
 
-    def new_page(self) -> None:
+    def _titled_head(self) -> None:
+        """The finished page's running head: its chapter (even pages) or section (odd pages)."""
+        if self.opens_chapter or not self.chapter:
+            return
+        number, _, title = self.chapter.partition(" ")
+        head = f"Chapter {number}. {title}" if self.page % 2 == 0 else self.section or self.chapter
+        self.c.setFont("Times-Italic", 9)
+        self.c.drawString(MARGIN, HEIGHT - 40, head)
+        self.book.running_heads.append(head)
+
+    def new_page(self, opens_chapter: bool = False) -> None:
         if self.page:
+            if self.heads == "titles":
+                self._titled_head()
             self.c.showPage()
         self.page += 1
+        self.opens_chapter = opens_chapter
+        if self.heads == "fixed":
+            self.c.setFont("Helvetica", 8)
+            self.c.drawString(MARGIN, HEIGHT - 36, HEAD)
         self.c.setFont("Helvetica", 8)
-        self.c.drawString(MARGIN, HEIGHT - 36, HEAD)
         self.c.drawCentredString(WIDTH / 2, 30, f"Page {self.page}")
         self.y = HEIGHT - MARGIN
 
@@ -77,6 +100,10 @@ class _Layout:
         self.c.bookmarkPage(key)
         self.c.addOutlineEntry(text, key, level - 1)
         self.book.headings.append((text, level, self.page))
+        if level == 1:
+            self.chapter, self.section = text, ""
+        else:
+            self.section = text
         self.y -= size * 0.6
 
     def wrap(self, words: list[str], font: str, size: float, width: float) -> list[str]:
@@ -159,14 +186,15 @@ def _chapters(n_chapters: int, sections: int, paragraphs: int, words: int, seed:
     return out
 
 
-def _draw(spec: list[tuple], chinese: bool, encrypt: str | None, toc_pages: dict[str, int] | None) -> Book:
+def _draw(spec: list[tuple], chinese: bool, encrypt: str | None, toc_pages: dict[str, int] | None,
+          heads: str = "fixed") -> Book:
     from reportlab.pdfgen import canvas
 
     book = Book()
     buf = io.BytesIO()
     c = canvas.Canvas(buf, pagesize=(WIDTH, HEIGHT), invariant=1, encrypt=encrypt)
     c.setTitle(HEAD)
-    lay = _Layout(c, book, toc_pages)
+    lay = _Layout(c, book, toc_pages, heads)
     lay.new_page()
     lay.y -= 150
     lay.line(HEAD, "Helvetica-Bold", 24)
@@ -175,7 +203,7 @@ def _draw(spec: list[tuple], chinese: bool, encrypt: str | None, toc_pages: dict
     lay.new_page()
     lay.toc([(title, 1) for title, _ in spec] + [(s, 2) for _, secs in spec for s, _ in secs[:1]])
     for title, secs in spec:
-        lay.new_page()
+        lay.new_page(opens_chapter=True)
         lay.heading(title, 1)
         for stitle, paras in secs:
             lay.heading(stitle, 2)
@@ -193,6 +221,8 @@ def _draw(spec: list[tuple], chinese: bool, encrypt: str | None, toc_pages: dict
         lay.y -= 10
         for k in range(3):
             lay.chinese("".join(ZH_SENTENCES[(k + m) % len(ZH_SENTENCES)] for m in range(8)))
+    if heads == "titles":
+        lay._titled_head()
     c.save()
     book.data = buf.getvalue()
     book.pages = lay.page
@@ -200,12 +230,12 @@ def _draw(spec: list[tuple], chinese: bool, encrypt: str | None, toc_pages: dict
 
 
 def build_book(chapters: int = 4, sections: int = 2, paragraphs: int = 2, words: int = 90, chinese: bool = True,
-               encrypt: str | None = None, seed: int = 7) -> Book:
+               encrypt: str | None = None, seed: int = 7, heads: str = "fixed") -> Book:
     """A generated book (see the module docstring); TOC page numbers are right (two passes)."""
     spec = _chapters(chapters, sections, paragraphs, words, seed)
-    first = _draw(spec, chinese, None, None)
+    first = _draw(spec, chinese, None, None, heads)
     pages = {title: page for title, _, page in first.headings}
-    return _draw(spec, chinese, encrypt, pages)
+    return _draw(spec, chinese, encrypt, pages, heads)
 
 
 def no_text_pdf(pages: int = 3) -> bytes:

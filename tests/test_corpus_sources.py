@@ -99,6 +99,35 @@ def test_info_levels_and_offsets():
     assert "* Menu:" in text and "\x1f" not in text and "File:" not in text
 
 
+FAQ_INFO = (
+    "Info file: q.info,    -*-Text-*-\nproduced by bfnnconv.pl\n\n\x1f\nFile: q.info, Node: Top, Next: Section 1\n\n"
+    "    THE FAQ\n\n* Menu:\n* Section 1::  Basics\n\n\x1f\nFile: q.info, Node: Section 1, Up: Top\n\n"
+    "Questions about basics\n\n* Menu:\n* Question 1.1::  What is it?\n\n"
+    "\x1f\nFile: q.info, Node: Question 1.1, Up: Section 1\n\nQuestion 1.1.  Why do I get the error Bad CPU type\n"
+    "when I install it?\n\nBecause the binary is for another machine.\n\n"
+    "\x1f\nFile: q.info, Node: Question 1.2, Up: Section 1\n\nSomething that is not the question.\n"
+)
+
+
+def test_info_faq_questions_are_headings():
+    found, md = heads(info_items(FAQ_INFO))
+    assert found == [(1, "Questions about basics"), (2, "Question 1.1. Why do I get the error Bad CPU type when I install it?")]
+    assert "Because the binary" in md and md.count("when I install it?") == 1  # the wrapped line is not body too
+    text, hs = info_plain_text(FAQ_INFO)
+    assert [(lv, t) for lv, t, _ in hs] == [(1, "Questions about basics"), (2, "Question 1.1.  Why do I get the error Bad CPU type")]
+    for _, title, off in hs:
+        assert text[off:].startswith(title + "\n")
+
+
+def test_info_image_and_index_markers_are_not_text():
+    info = ("\x1f\nFile: m.info,  Node: A\n\n1 A\n***\n\nSee\n\x00\x08[image src=\"x.png\" alt=\"pic\"\x00\x08]\nthis.\n\n"
+            "\x00\x08[index\x00\x08]\n* Menu:\n")
+    _, md = heads(info_items(info))
+    text, _ = info_plain_text(info)
+    for out in (md, text):
+        assert "\x00" not in out and "\x08" not in out and "image src" not in out and "See" in out and "this." in out
+
+
 def test_info_underline_must_match_width():
     assert underline_char("Title", "=====") == "="
     assert underline_char("Title", "======") is None
@@ -245,3 +274,90 @@ def test_groups_align_twins():
 def test_detect_lang_ignores_code():
     zh = "这是中文说明，足够长。" * 3
     assert detect_lang(zh + "\n```\n" + "code_line = value\n" * 50 + "```\n") == "zh"
+
+
+def test_docbook_xinclude_and_external_dtd(tmp_path):
+    """GnuCash's layout: chapters pulled in with XInclude, the application's name in a DTD included by a DTD."""
+    (tmp_path / "top.dtd").write_text('<!ENTITY % inner SYSTEM "inner.dtd">\n%inner;\n<!ENTITY % gm.x "<b>">',
+                                      encoding="utf-8")
+    (tmp_path / "inner.dtd").write_text('<!ENTITY series "4">\n<!ENTITY app "GnuCash">\n<!ENTITY vers "&series;.13">',
+                                        encoding="utf-8")
+    (tmp_path / "ch_one.xml").write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE chapter SYSTEM "top.dtd">\n<chapter><title>Basics of &app;</title>'
+        '<para>Version &vers;.</para><sect1><title>Accounts</title><tip><para>Save often.</para></tip>'
+        '<figure><title>The account tree</title><screenshot/></figure></sect1></chapter>', encoding="utf-8")
+    xml = ('<?xml version="1.0"?>\n<!DOCTYPE book SYSTEM "top.dtd">\n<book xmlns:xi="http://www.w3.org/2001/XInclude">'
+           '<bookinfo><title>&app; Guide</title></bookinfo><xi:include href="ch_one.xml" />'
+           '<xi:include href="missing.xml"/></book>')
+    found, md = heads(docbook_items(xml, str(tmp_path)))
+    assert found == [(1, "Basics of GnuCash"), (2, "Accounts")]
+    assert "Version 4.13." in md and "Save often." in md
+    assert "The account tree" in md  # a figure title is a plain line, never a heading
+
+
+# -- real PDFs: language gate, gzipped PDFs, exclusions -------------------------------------------------
+
+
+def _outlined_pdf(path, paragraphs: list[str]) -> None:
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path))
+    for n, text in enumerate(paragraphs):
+        c.drawString(72, 760, f"Heading {n}")
+        words = text.split()
+        for k in range(0, len(words), 12):
+            c.drawString(72, 740 - 14 * (k // 12), " ".join(words[k : k + 12]))
+        c.bookmarkPage(f"p{n}")
+        c.addOutlineEntry(f"Heading {n}", f"p{n}", level=min(n, 1))
+        c.showPage()
+    c.save()
+
+
+def test_text_lang_keeps_english_and_chinese_only():
+    from hichunk.models.train.corpus.real import text_lang
+
+    assert text_lang("The manual explains how to use the program and what it is for. " * 30) == "en"
+    assert text_lang("Le manuel explique comment utiliser le programme et à quoi il sert. " * 30) is None
+    assert text_lang("本手册介绍如何使用这个程序，以及它的用途。" * 30) == "zh"
+    assert text_lang("このマニュアルはプログラムの使い方を説明します。" * 30) is None
+    assert text_lang("too short") is None
+
+
+def test_real_pdfs_gunzip_skip_other_languages_and_exclusions(tmp_path):
+    import gzip
+
+    from hichunk.models.train.corpus.debian import FetchedPackage, PackageSpec
+    from hichunk.models.train.corpus.real import real_pdfs
+
+    root = tmp_path / "tree/usr/share/doc/x"
+    (root / "latex/oberdiek").mkdir(parents=True)
+    english = ["The manual explains how to use the program and what it is for, in the order of a first reading. " * 8] * 3
+    french = ["Le manuel explique comment utiliser le programme et à quoi il sert, dans l'ordre d'une lecture. " * 8] * 3
+    _outlined_pdf(root / "guide.pdf", english)
+    _outlined_pdf(root / "guide-fr-text.pdf", french)
+    _outlined_pdf(root / "latex/oberdiek/code.pdf", english)
+    _outlined_pdf(tmp_path / "help.pdf", english)
+    (root / "help-en.pdf.gz").write_bytes(gzip.compress((tmp_path / "help.pdf").read_bytes()))
+    spec = PackageSpec("x-doc", "", "usr/share/doc/x", ("**/*.pdf", "*.pdf.gz"), "pdf", exclude=("latex/oberdiek/*",),
+                       group_pattern=r"([a-z]+)[^/]*\.pdf", group_prefix="manual:")
+    labels = real_pdfs(FetchedPackage(spec, "1", "x.deb", str(tmp_path / "tree")), str(tmp_path / "out"))
+    assert sorted(lb.source_id for lb in labels) == ["x-doc/guide.pdf", "x-doc/help-en.pdf"]
+    for lb in labels:
+        assert lb.lang == "en" and lb.style["pages"] == 3 and len(lb.headings) == 3
+        assert (tmp_path / "out" / lb.path).read_bytes().startswith(b"%PDF")
+    assert len(list((tmp_path / "out").rglob("*.pdf"))) == 2  # skipped PDFs leave no copy behind
+
+
+def test_new_sources_have_families_and_pdf_groups_match_their_corpus_twins():
+    from hichunk.models.train.corpus.families import family_of
+
+    assert family_of("exim4-doc-info") == "exim"
+    assert family_of("nodejieba") == "jieba"
+    pdf = {s.name: s for s in REAL_PDFS}
+    assert SOURCES["gnucash-docs"].group_of("gnucash-guide/index.docbook") == \
+        pdf["gnucash-docs"].group_of("gnucash-guide-en.pdf.gz") == "manual:gnucash-guide"
+    assert SOURCES["gnuplot-doc"].group_of("gnuplot.info.gz") == pdf["gnuplot-doc"].group_of("gnuplot.pdf")
+    assert SOURCES["texlive-lang-cjk"].group_of("xelatex/xecjk/xeCJK.tex") == \
+        pdf["texlive-lang-cjk"].group_of("xelatex/xecjk/xeCJK.pdf")
+    assert SOURCES["texlive-publishers-doc"].group_of("thuthesis/data/chap01.tex") == \
+        pdf["texlive-publishers-doc"].group_of("latex/thuthesis/thuthesis.pdf") == "texlive:latex/thuthesis"

@@ -114,3 +114,24 @@ def test_a_book_length_document_keeps_one_level_per_heading_style():
     assert levels and all(len(found) == 1 for found in levels.values()), levels
     depths = sorted(levels)
     assert [next(iter(levels[d])) for d in depths] == sorted(next(iter(levels[d])) for d in depths)
+
+
+@pytest.mark.parametrize("label", ["第{n}章 总论", "第\u00a0{n}\u00a0章 GNU/Linux 教程", "Chapter {n}. Overview", "第{zh}章 概述"])
+def test_a_numbered_label_heads_the_outline_numbers_that_follow_it(label):
+    zh = "一二三"
+    texts, points = [], {}
+    for n in (1, 2, 3):
+        points[len(texts)] = (2, True)  # the windows put the chapter line on level 2 ...
+        texts += [label.format(n=n, zh=zh[n - 1]), "正文。"]
+        for k in (1, 2):
+            points[len(texts)] = (2, True)  # ... and its sections too
+            texts += [f"{n}.{k} 小节", "正文。"]
+    out = consistent_levels(points, texts)
+    assert [out[u][0] for u in sorted(out)] == [1, 2, 2] * 3
+
+
+def test_a_label_that_does_not_number_the_sections_keeps_its_level():
+    texts = ["Part 1 Basics", "1.1 One", "2.1 Two", "Part 2 More", "5.1 Five", "6.1 Six"]
+    points = {i: (2, True) for i in range(len(texts))}
+    out = consistent_levels(points, texts)
+    assert out[0][0] == 2 and out[3][0] == 2

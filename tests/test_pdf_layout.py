@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from hichunk.document.layout import _is_toc_line, _number, analyse
+from hichunk.document.layout import _number, analyse
 from hichunk.document.pdftext import BODY, FURNITURE, TOC, PdfText, TextLine
 from hichunk.document.reflow import reflow
+from hichunk.document.roles import is_toc_entry
 
 HEIGHT = 792.0
 
@@ -61,9 +62,9 @@ def test_page_number_tokens():
 def test_toc_lines_need_a_leader_and_a_page_number():
     for s in ("1.1 The R environment. . . . . . . . . 2", "Preface ........ iii", "第一章 简介 ……………… 1",
               "2 Installing ·········· 17"):
-        assert _is_toc_line(s), s
+        assert is_toc_entry(s), s
     for s in ("values from 32...255 are kept", "See page 12", "Wait . . . and see", "Dots.... then words"):
-        assert not _is_toc_line(s), s
+        assert not is_toc_entry(s), s
 
 
 def test_texinfo_running_heads_chapter_titles_and_folios():

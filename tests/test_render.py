@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -245,3 +246,134 @@ def test_pdf_outline_of_a_rendered_pdf(tmp_path):
     assert [(h["level"], h["title"], h["page"]) for h in pdf_outline(path)] == [
         (1, "Chapter", 1), (2, "Section", 2), (1, "Other", 3)]
     assert pdf_outline(str(tmp_path / "missing.pdf")) == []
+
+
+# -- conventions of held-out families (issue 17) ----------------------------------------------------
+
+_BOOKISH = ("# Getting Started\n\nThis is how you start with the system and its tools.\n\n"
+            "## Where to get the installation media for your machine today\n\nPick a mirror close to you.\n\n"
+            "```\nls -l\n```\n\n## What is it?\n\nAn answer.\n\n# Second Steps\n\nMore body text here.\n")
+
+
+def _conventions(**kw) -> Profile:
+    base = dict(lang="en", scheme="chapter", forms=["plain"] * 10, chapter_word="Chapter {n}.")
+    return Profile(**{**base, **kw})
+
+
+def test_label_line_stands_above_its_title_and_labels_the_heading():
+    import random
+
+    text, heads = render_text(blocks_of(_BOOKISH), _conventions(label_line=True), random.Random(0))
+    assert [(h["level"], h["title"]) for h in heads][:2] == [(1, "Chapter 1"), (2, "1.1 Where to get the installation "
+                                                                                 "media for your machine today")]
+    assert text[heads[0]["offset"]:].startswith("Chapter 1\nGetting Started\n")
+    assert text[heads[3]["offset"]:].startswith("Chapter 2\nSecond Steps\n")
+
+
+def test_chinese_labels_with_no_break_and_full_width_spaces_and_digits():
+    import random
+
+    md = "# 入门\n\n这是第一段话，讲述如何开始。\n\n## 选择镜像\n\n选择一个镜像站点。\n\n# 教程\n\n更多内容。\n"
+    for space in ("\u00a0", "\u3000"):
+        p = Profile(lang="zh", scheme="zh-chapter-decimal", forms=["plain"] * 10, label_space=space)
+        _, heads = render_text(blocks_of(md), p, random.Random(0))
+        assert heads[0]["title"] == f"第{space}1{space}章{space}入门" and heads[1]["title"] == f"1.1{space}选择镜像"
+    p = Profile(lang="zh", scheme="zh-chapter-decimal", forms=["plain"] * 10, fullwidth_digits=True, label_line=True)
+    text, heads = render_text(blocks_of(md), p, random.Random(0))
+    assert heads[0]["title"] == "第１章" and text[heads[0]["offset"]:].startswith("第１章\n入门\n")
+    n = Numberer(_conventions(nbsp=True, scheme="part-chapter"))
+    assert [n.title(1, "Basics"), n.title(2, "Intro")] == ["Part\u00a0I\u00a0Basics", "Chapter\u00a01.\u00a0Intro"]
+
+
+def test_wrapped_heading_is_labelled_by_its_first_line():
+    import random
+
+    text, heads = render_text(blocks_of(_BOOKISH), _conventions(heading_wrap=30), random.Random(0))
+    long = heads[1]
+    first, second = text[long["offset"]:].split("\n")[:2]
+    assert long["title"] == first and len(first) <= 30 and second and second in "1.1 Where to get the installation " \
+        "media for your machine today"
+
+
+def test_plain_text_toc_variants_are_never_headings():
+    import random
+
+    p = _conventions(toc=True, toc_leaders=False, toc_pages=True, toc_depth=3, toc_title="Table of Contents")
+    text, heads = render_text(blocks_of(_doc(3)), p, random.Random(0))
+    toc = text.split("\n\n\n")[0].split("\n")
+    assert toc[0] == "Table of Contents"
+    entries = [line for line in toc[2:] if line.strip()]
+    assert all(re.search(r"\S {2,}\d+$", line) for line in entries) and any(line.startswith("        ") for line in entries)
+    assert all(h["offset"] >= sum(len(x) + 1 for x in toc) for h in heads)
+    p = Profile(lang="zh", scheme="zh-chapter", forms=["plain"] * 10, toc=True, toc_leader="…", toc_title="目\u3000录")
+    text, heads = render_text(blocks_of(_doc(3, "zh")), p, random.Random(0))
+    assert text.startswith("目\u3000录\n\n") and "…… " in text and heads[0]["offset"] > text.index("……")
+
+
+def test_callout_boxes_and_captions_sit_inside_sections():
+    import random
+
+    from hichunk.models.train.corpus.styles import CALLOUT_BOXES
+
+    p = _conventions(callouts=1.0, callout_titles=True, captions=0.4)
+    text, heads = render_text(blocks_of(_doc(4) + "\n```\ncode\n```\n"), p, random.Random(1))
+    lines = text.split("\n")
+    boxes = [line for line in lines if line.split(" ")[0] in {b.split(" ")[0] for b in CALLOUT_BOXES["en"]}
+             and len(line.split()) >= 2]
+    captions = [line for line in lines if re.match(r"(Figure|Fig\.|Table|Example|Listing) \d+\.\d+", line)]
+    assert boxes and captions
+    titles = {h["title"] for h in heads}
+    assert not titles & set(boxes) and not titles & set(captions)
+    first_heading = min(h["offset"] for h in heads)
+    assert text.index(boxes[0]) > first_heading and text.index(captions[0]) > first_heading
+
+
+def test_question_prefix_only_on_questions():
+    n = Numberer(_conventions(faq_prefix="Q: ", scheme="decimal"))
+    assert [n.title(1, "What is it?"), n.title(2, "Installing"), n.title(2, "Question 1.2. Why?")] == [
+        "1. Q: What is it?", "1.1 Installing", "1.2 Question 1.2. Why?"]
+
+
+def test_caption_and_callout_words_skip_markup():
+    import random
+
+    from hichunk.models.train.corpus.render import _phrase
+
+    assert _phrase("**Returns:** `dict`: 调用 API 返回的结果", "zh", random.Random(0)).startswith("调用"[:1])
+    assert "<" not in _phrase("<div align=center> text", "zh", random.Random(0))
+    assert _phrase("We want to make topic' branches", "en", random.Random(3)).split()[-1][-1] != "'"
+
+
+def test_books_with_parts_put_chapters_at_level_two():
+    docs = [CorpusDoc(f"c/{k}", "c", "en", f"Doc {k}", str(k), f"# Root {k}\n\ntext\n\n## Sub\n\nmore", 3, 3, 2, 2)
+            for k in range(5)]
+    levels = [(b.level, b.text) for b in book_blocks(docs, part_every=2) if b.level]
+    assert levels[:4] == [(1, "Doc 0"), (2, "Root 0"), (3, "Sub"), (2, "Root 1")]
+    assert [t for lv, t in levels if lv == 1] == ["Doc 0", "Doc 2", "Doc 4"]
+
+
+def test_pdf_running_heads_carry_chapter_and_section_titles(tmp_path, monkeypatch):
+    import random
+
+    from pypdf import PdfReader
+
+    from hichunk.models.train.corpus import render_pdf
+
+    real = render_pdf.pdf_profile
+    monkeypatch.setattr(render_pdf, "pdf_profile", lambda rng, lang: {
+        **real(rng, lang), "running": "chapter-section", "head_caps": True, "toc": False})
+    body = "The quick brown fox jumps over the lazy dog near the river bank today. " * 40
+    md = "".join(f"# Chapter title {c}\n\n{body}\n\n## Section {c} one\n\n{body}\n\n## Section {c} two\n\n{body}\n\n"
+                 for c in (1, 2))
+    path = str(tmp_path / "r.pdf")
+    _, heads = render_pdf.render_pdf(blocks_of(md), "Doc", "en", random.Random(0), path)
+    pages = [" ".join(p.extract_text().split()) for p in PdfReader(path).pages]
+    chapter_pages = {h["page"] for h in heads if h["level"] == 1}
+    heads_seen = 0
+    for n, text in enumerate(pages, 1):
+        if n in chapter_pages:
+            continue
+        shown = [h["title"].upper() for h in heads if h["level"] <= 2 and " ".join(h["title"].upper().split()) in text]
+        assert shown and re.search(rf"(^|\s){n}(\s|$)", text), (n, text[-120:])
+        heads_seen += 1
+    assert len(pages) >= 4 and heads_seen >= 2

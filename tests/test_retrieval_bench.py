@@ -1,4 +1,4 @@
-"""The retrieval benchmark commands run end to end on small inputs (numbers are for the README, not for tests)."""
+"""The retrieval benchmark commands run end to end on small inputs (numbers are for the docs, not for tests)."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tqdm import tqdm
@@ -85,11 +86,21 @@ def chunk_one(chunker: Chunker, spec: MethodSpec, tokenizer: Tokenizer, doc: Doc
 
 
 def chunk_all(docs: dict[str, Document], spec: MethodSpec, tokenizer: Tokenizer, on_error: str = "fail",
-              progress: bool = True, cache: TreeCache | None = None) -> dict[str, Chunked]:
+              progress: bool = True, cache: TreeCache | None = None,
+              families: Mapping[str, str] | None = None) -> dict[str, Chunked]:
     """Trees of all documents (in id order). ``on_error="fail"`` stops at the first failure with its
-    document named; ``"count"`` records it (the benchmark then scores that item as a miss)."""
+    document named; ``"count"`` records it (the benchmark then scores that item as a miss).
+
+    When the method's model is a folder of leave-family-out fold models (``hichunk train --folds``),
+    each document is chunked by the fold model that never saw its family (``families``: id -> family;
+    by default read from the id, ``hichunk.models.train.corpus.families.document_family``).
+    """
     if on_error not in ON_ERROR:
         raise HichunkError(f"on_error must be one of {ON_ERROR}")
+    from hichunk.models.train.folds import is_fold_dir
+
+    if spec.model is not None and is_fold_dir(spec.model):
+        return _chunk_by_fold(docs, spec, tokenizer, on_error, progress, cache, families)
     chunker = spec.chunker_for(tokenizer)
     out: dict[str, Chunked] = {}
     for doc_id in tqdm(sorted(docs), desc=f"chunking {spec.label}", unit="doc", disable=not progress, file=sys.stderr):
@@ -102,6 +113,25 @@ def chunk_all(docs: dict[str, Document], spec: MethodSpec, tokenizer: Tokenizer,
             log.warning("%s failed on %s: %s", spec.label, doc_id, exc)
             out[doc_id] = Chunked(doc_id, None, time.perf_counter() - t0, str(exc))
     return out
+
+
+def _chunk_by_fold(docs: dict[str, Document], spec: MethodSpec, tokenizer: Tokenizer, on_error: str, progress: bool,
+                   cache: TreeCache | None, families: Mapping[str, str] | None) -> dict[str, Chunked]:
+    from dataclasses import replace
+
+    from hichunk.models.train.corpus.families import document_family
+    from hichunk.models.train.folds import fold_dir, load_plan
+
+    plan = load_plan(spec.model)
+    by_fold: dict[int, dict[str, Document]] = {}
+    for doc_id, doc in docs.items():
+        family = families[doc_id] if families is not None else document_family(doc_id)
+        by_fold.setdefault(plan.fold_of(family), {})[doc_id] = doc
+    out: dict[str, Chunked] = {}
+    for index, members in sorted(by_fold.items()):
+        out.update(chunk_all(members, replace(spec, model=fold_dir(spec.model, index)), tokenizer, on_error, progress,
+                             cache))
+    return dict(sorted(out.items()))
 
 
 def tree_meta(chunked: dict[str, Chunked]) -> dict:

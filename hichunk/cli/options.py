@@ -24,7 +24,7 @@ def add_chunk_options(parser: argparse.ArgumentParser, title: str = "chunking") 
                        help=f"chunking method (default: {DEFAULT_METHOD}; hichunk = the split-point model, "
                        "the shipped offline one unless --model/--endpoint is given)")
     group.add_argument("--hints", default="use", choices=["use", "ignore"],
-                       help="use: trust explicit headings in Markdown/HTML/reST; ignore: infer structure from content")
+                       help="use: trust explicit headings (Markdown/HTML/reST/DOCX, PDF bookmarks); ignore: infer structure from content")
     group.add_argument("--leaf-tokens", type=_leaf_size, default=200, metavar="N",
                        help="leaf size in tokens (HC200 leaves; chunk size of fixed/recursive/cdc) (default: 200)")
     group.add_argument("--max-level", type=_level, default=10, metavar="K",

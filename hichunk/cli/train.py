@@ -12,8 +12,19 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
                    help="labelled documents (hichunk corpus render) of the same corpus to train on too: renderings as "
                    "plain text, styled Markdown and PDF, real manuals; each keeps its source's split")
     p.add_argument("--kinds", default="text,markdown,pdf", help="kinds of --labels to use (default: text,markdown,pdf)")
-    p.add_argument("--out", required=True, metavar="DIR", help="where to write config.json and weights.pt")
+    p.add_argument("--out", required=True, metavar="DIR", help="where to write config.json and weights.safetensors "
+                   "(with --folds: one fold-NN folder per fold, beside folds.json)")
+    p.add_argument("--folds", type=int, metavar="K",
+                   help="leave-family-out: deal the document families into K folds and train one model per fold "
+                   "without that fold's families (for python -m hichunk.bench.split_eval --lofo)")
+    p.add_argument("--fold", type=int, action="append", metavar="I",
+                   help="with --folds: train only fold I (repeatable; default: every fold)")
+    p.add_argument("--family-cap", type=int, metavar="N",
+                   help="at most N training documents per family and input kind (default: no cap)")
     p.add_argument("--epochs", type=int, help="passes over the training documents (default: the shipped recipe)")
+    p.add_argument("--recipe", choices=("v3", "v4"), default="v4",
+                   help="network and features: v4 (default: normalised reading, pretrained multilingual subword "
+                   "pieces, overlap and shape cues) or v3 (the model shipped before: hashed n-grams and cues)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0, as shipped)")
     p.add_argument("--max-docs", type=int, help="use only the first N documents of each split (quick runs)")
     p.add_argument("--max-steps", type=int, help="stop after N optimiser steps (quick runs)")
@@ -31,15 +42,36 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
     import logging
+    import sys
 
     from hichunk.models.train.encoder import TrainSettings, train_encoder
 
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
+    from hichunk.errors import HichunkError
+    from hichunk.models.train.encoder import RECIPES, train_folds
+
     settings = TrainSettings(seed=args.seed, max_docs=args.max_docs, max_steps=args.max_steps, labels=args.labels,
-                             kinds=tuple(k for k in args.kinds.split(",") if k))
+                             kinds=tuple(k for k in args.kinds.split(",") if k), family_cap=args.family_cap,
+                             net=dict(RECIPES[args.recipe]))
     if args.epochs is not None:
         settings.epochs = args.epochs
-    config = train_encoder(args.corpus, args.out, settings, progress=not args.quiet)
+    if args.fold and not args.folds:
+        print("hichunk train: error: --fold needs --folds", file=sys.stderr)
+        return 2
+    try:
+        if args.folds:
+            bad = [i for i in args.fold or () if not 0 <= i < args.folds]
+            if bad:
+                raise HichunkError(f"--fold {bad[0]} is outside 0..{args.folds - 1}")
+            configs = train_folds(args.corpus, args.out, settings, args.folds, tuple(args.fold or ()),
+                                  progress=not args.quiet)
+            print(json.dumps({"out": args.out, "folds": [c.info["settings"]["exclude_families"] for c in configs],
+                              "dev": [c.info["dev"] for c in configs]}))
+            return 0
+        config = train_encoder(args.corpus, args.out, settings, progress=not args.quiet)
+    except HichunkError as exc:
+        print(f"hichunk train: error: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps({"out": args.out, "decode": config.decode.__dict__, "dev": config.info["dev"],
                       "seconds": config.info["seconds"]}))
     return 0

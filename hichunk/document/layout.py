@@ -18,6 +18,17 @@ furniture too), and one is taken when
   such as "Chapter 3: Objects 15", whose text repeats only on a few pages), or
 * it is the outermost line and a bare folio.
 
+Running heads that carry the current chapter or section title ("CHAPTER 2.
+GETTING STARTED 14", "2.3. Where to get it") vary from page to page, so the
+first rule also compares them with the document's **titles masked**: a run of
+words that is a heading title found elsewhere in the document (a line set
+larger or bolder than the body, or two such lines in a row; numbers stripped,
+case and width folded, a title cut short with an ellipsis too) reads as one
+placeholder. (Bookmarks are not read here: layout analysis is the same whether
+explicit structure is used or hidden.) A line that is nothing but a title counts this way only
+when it is set like body text or smaller and not bold (bold labels such as
+"Usage" or "Examples" that open many pages are headings, not furniture).
+
 The first two rules skip lines larger than the body (chapter titles open
 pages at the same height, numbered in step with the pages) and bold inner
 lines (section labels right under a running head).
@@ -37,14 +48,16 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from hichunk.document.pdftext import BODY, FURNITURE, TOC, TextLine
+from hichunk.document.roles import TOC_TITLE, TRAILING_NUMBER, is_toc_entry
+from hichunk.numbering import strip_heading_number
+from hichunk.textnorm import fold
 
 _DIGITS = re.compile(r"\d+")
 _FOLIO = re.compile(r"^(?:page\s*)?(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?$|^[-–—]\s*\d{1,4}\s*[-–—]$", re.I)
-_LEADER = r"(?:(?:[.．·‧⋯_]\s*){4,}|(?:…\s*){2,})"
-_LEADER_CHARS = (". .", "....", "．", "·", "‧", "⋯", "__", "_ _", "…")
-_TOC_LINE = re.compile(r"^.*?\S\s*" + _LEADER + r"\s*(?:\d{1,4}|[ivxlcdm]{1,7})$", re.I)
-_TRAILING_NUMBER = re.compile(r"^.*?[^\W\d_].*?\S\s+(?:\d{1,4}|[ivxlc]{1,7})$", re.I)
-_TOC_TITLE = re.compile(r"^(?:table\s+of\s+)?contents$|^目\s*录$|^目\s*次$", re.I)
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af"
+# words (a CJK character is a word of its own), and the ellipsis that cuts a title short
+_TOKENS = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+|…")
+TITLE_SIZE = 1.12  # a line this much larger than the body (or bold) is a title that running heads may repeat
 SENTENCE_END = (".", "!", "?", ":", "。", "！", "？", "：")
 _HYPHENATED = re.compile(r"[^\W\d_]{2,}-$")
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
@@ -157,41 +170,108 @@ def _candidates(lines: list[TextLine], page_heights: list[float]) -> list[tuple[
     return out
 
 
+def _tokens(s: str) -> tuple[str, ...]:
+    """Words of a line as titles are compared: folded, lower case, every number one token "0"."""
+    return tuple(_TOKENS.findall(_DIGITS.sub("0", fold(s).casefold().replace("...", "…"))))
+
+
+class TitleMask:
+    """Heading titles of a document, to find in running heads; each title knows the lines it was read from."""
+
+    def __init__(self) -> None:
+        self.by_first: dict[str, dict[tuple[str, ...], set[int]]] = defaultdict(dict)
+
+    def add(self, title: str, source: int) -> None:
+        words = _tokens(strip_heading_number(title))
+        if words and any(w != "0" for w in words):
+            self.by_first[words[0]].setdefault(words, set()).add(source)
+
+    def _length(self, words: tuple[str, ...], k: int, source: int) -> int:
+        """Words of the longest title (from another line) at ``words[k:]``, a title cut by "…" included."""
+        best = 0
+        for title, sources in self.by_first.get(words[k], {}).items():
+            if not sources - {source}:
+                continue
+            n = len(title)
+            if words[k : k + n] == title:
+                best = max(best, n)
+                continue
+            common = 0
+            while common < n and k + common < len(words) and words[k + common] == title[common]:
+                common += 1
+            if common >= 2 and k + common < len(words) and words[k + common] == "…":
+                best = max(best, common + 1)
+        return best
+
+    def mask(self, s: str, source: int) -> tuple[tuple[str, ...], bool] | None:
+        """The line's words with each title in it as "<title>", and whether nothing else is left; None: no title."""
+        words, out, k, found = _tokens(s), [], 0, False
+        while k < len(words):
+            n = self._length(words, k, source) if words[k] in self.by_first else 0
+            out.append("<title>" if n else words[k])
+            found = found or bool(n)
+            k += n or 1
+        if not found:
+            return None
+        return tuple(out), all(w in ("<title>", "0") for w in out)
+
+
+def title_mask(text: str, lines: list[TextLine], metrics: BodyMetrics) -> TitleMask:
+    """The titles running heads may carry: lines larger or bolder than the body (two such lines in a row
+    also as one title)."""
+    mask = TitleMask()
+    heads = [(i, ln) for i, ln in enumerate(lines)
+             if ln.role == BODY and ln.end - ln.start <= 120 and (metrics.ratio(ln) >= TITLE_SIZE or metrics.bold(ln))]
+    for k, (i, ln) in enumerate(heads):
+        mask.add(text[ln.start : ln.end], i)
+        if k + 1 < len(heads):
+            j, nxt = heads[k + 1]
+            if (j == i + 1 and nxt.page == ln.page and abs(nxt.size - ln.size) < 0.5 and nxt.bold == ln.bold
+                    and 0 < nxt.y - ln.y <= 2 * ln.size):
+                mask.add(f"{text[ln.start : ln.end]} {text[nxt.start : nxt.end]}", i)
+    return mask
+
+
 def mark_furniture(text: str, lines: list[TextLine], page_heights: list[float], metrics: BodyMetrics) -> None:
     """Set ``role = FURNITURE`` on running heads, feet and folios (rules in the module docstring)."""
     n = len(page_heights)
     min_repeat = 2 if n <= 4 else max(3, math.ceil(0.2 * n))
     min_offset = 2 if n <= 4 else max(3, math.ceil(0.1 * n))
     repeats, offsets = _Heights(), _Heights()
+    known = title_mask(text, lines, metrics)
+    index = {id(ln): i for i, ln in enumerate(lines)}
     keys = []
     for ln, band, rank in _candidates(lines, page_heights):
         s = text[ln.start : ln.end]
         plain = metrics.ratio(ln) <= 1.15 and not (rank and metrics.bold(ln))
-        key = (band, _DIGITS.sub("#", " ".join(s.lower().split()))) if plain else None
+        key = (band, _DIGITS.sub("#", " ".join(fold(s).lower().split()))) if plain else None
+        masked = known.mask(s, index[id(ln)]) if plain and len(s) <= 200 else None
+        if masked is not None:
+            words, only_titles = masked
+            quiet = metrics.ratio(ln) <= 1.05 and not metrics.bold(ln)
+            masked = (band, "masked", words) if quiet or not only_titles else None
         numbered = []
         if plain and len(s) <= 120:  # longer lines with a leading number are footnotes
-            tokens = s.split()
+            tokens = fold(s).split()
             values = {_number(t) for t in {tokens[0], tokens[-1]}} - {None}
             numbered = [(band, v - ln.page) for v in values]
         if key is not None:
             repeats.add(key, ln.y, ln.page)
+        if masked is not None:
+            repeats.add(masked, ln.y, ln.page)
         for k in numbered:
             offsets.add(k, ln.y, ln.page)
-        keys.append((ln, band, rank, key, numbered))
+        keys.append((ln, band, rank, key, masked, numbered))
     flagged: set[tuple[int, str, int]] = set()
-    for ln, band, rank, key, numbered in sorted(keys, key=lambda k: k[2]):
+    for ln, band, rank, key, masked, numbered in sorted(keys, key=lambda k: k[2]):
         if rank and (ln.page, band, rank - 1) not in flagged:
             continue  # move inwards only past furniture
         if ((key is not None and repeats.count(key, ln.y) >= min_repeat)
+                or (masked is not None and repeats.count(masked, ln.y) >= min_repeat)
                 or any(offsets.count(k, ln.y) >= min_offset for k in numbered)
-                or (rank == 0 and _FOLIO.match(text[ln.start : ln.end]))):
+                or (rank == 0 and _FOLIO.match(fold(text[ln.start : ln.end])))):
             ln.role = FURNITURE
             flagged.add((ln.page, band, rank))
-
-
-def _is_toc_line(s: str) -> bool:
-    """A title, a dotted leader and a page number (the cheap tests first)."""
-    return s[-1:].isalnum() and any(c in s for c in _LEADER_CHARS) and bool(_TOC_LINE.match(s))
 
 
 def mark_toc(text: str, lines: list[TextLine]) -> None:
@@ -201,14 +281,14 @@ def mark_toc(text: str, lines: list[TextLine]) -> None:
         if ln.role == BODY:
             by_page[ln.page].append(i)
     for idx in by_page.values():
-        leaders = [i for i in idx if _is_toc_line(text[lines[i].start : lines[i].end])]
+        leaders = [i for i in idx if is_toc_entry(text[lines[i].start : lines[i].end])]
         for i in leaders:
             lines[i].role = TOC
         if len(leaders) < 3:
             continue
         for i in idx:
             s = text[lines[i].start : lines[i].end]
-            if _TRAILING_NUMBER.match(s) or _TOC_TITLE.match(s.strip()):
+            if TRAILING_NUMBER.match(s) or TOC_TITLE.match(fold(s).strip()):
                 lines[i].role = TOC
         for a, b in zip(idx, idx[1:]):  # first lines of entries wrapped over two lines
             s = text[lines[a].start : lines[a].end]

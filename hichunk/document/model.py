@@ -124,6 +124,11 @@ class Document:
 
     For paged formats (PDF) ``text`` is the extracted text and ``page_starts``
     holds the raw offset where each page begins (empty for other formats).
+    ``bookmarks`` are headings the file states outside its text (a PDF's
+    outline placed on its lines: clean line index -> level). They count among
+    ``headings`` (what ``--hints use`` trusts) but, unlike markup, leave the
+    lines themselves alone, so sentences, model inputs and layout read the same
+    with or without them.
     """
 
     name: str
@@ -133,6 +138,7 @@ class Document:
     lines: list[Line]
     offsets: OffsetMap = field(repr=False)
     page_starts: list[int] = field(default_factory=list)
+    bookmarks: dict[int, int] = field(default_factory=dict)
 
     def pages(self, start: int, end: int) -> tuple[int, int] | None:
         """1-based first and last page of the raw span [start, end), or None for formats without pages."""
@@ -144,5 +150,9 @@ class Document:
 
     @property
     def headings(self) -> list[tuple[int, int]]:
-        """(line index, level) of every explicit heading line."""
-        return [(i, line.heading) for i, line in enumerate(self.lines) if line.heading]
+        """(line index, level) of every explicit heading line: markup, then bookmarks on lines without markup."""
+        marked = [(i, line.heading) for i, line in enumerate(self.lines) if line.heading]
+        if not self.bookmarks:
+            return marked
+        taken = {i for i, _ in marked}
+        return sorted(marked + [(i, level) for i, level in self.bookmarks.items() if i not in taken])

@@ -14,10 +14,13 @@
   size relative to the body font, bold, italic, indent from the page's body
   margin in body font sizes, and the space above: the baseline distance to the
   body line above beyond one line step, in body line steps (0 at a page top).
-  ``Line.heading`` is always None: a PDF has no heading markup, and the
-  bookmarks (outline) are deliberately not used as hints, because structure
-  must be inferred and the outline is what benchmarks score against.
-  ``pdf_outline`` returns it as data.
+  ``Line.heading`` is always None: a PDF has no heading markup.
+* ``Document.bookmarks``: the outline (bookmarks) placed on the lines it names
+  (``hichunk.document.bookmarks``): explicit headings, which ``--hints use``
+  trusts as it trusts Markdown headings and ``--hints ignore`` hides (the
+  paper's protocol: benchmarks score against the outline). They change nothing
+  else: text, lines, layout and what a model reads are the same without them.
+  ``pdf_outline`` returns the outline as data.
 * ``Document.page_starts``: raw offset of every page, so ``Document.pages``
   (and chunk trees and retrieved passages) give 1-based page ranges.
 
@@ -28,6 +31,7 @@ processes to read PDFs in parallel.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -105,33 +109,47 @@ class _Open:
 
 def read_pdf(source: str | os.PathLike | bytes, name: str | None = None) -> PdfText:
     """The extracted text and visual lines (``pdftext.PdfText``) of a PDF given as a path or bytes."""
+    return _read(source, name, False)[0]
+
+
+def _read(source: str | os.PathLike | bytes, name: str | None, outline: bool) -> tuple[PdfText, list[OutlineEntry]]:
+    """The extracted text, and the outline when asked for (an unreadable outline is no outline)."""
     from hichunk.document.pdftext import extract_text
 
     data, default = _read_source(source)
     name = name or default
+    entries: list[OutlineEntry] = []
     with _Open(data, name) as pdf:
         out = extract_text(pdf)
+        if outline:
+            try:
+                entries = list(_outline(pdf))
+            except Exception:  # noqa: BLE001 - a damaged outline loses the hints, never the text
+                logging.getLogger(__name__).debug("%s: unreadable outline", name, exc_info=True)
     if not out.text.strip():
         if not out.n_pages:
             raise InputError(f"{name}: the PDF has no pages")
         raise InputError(f"{name}: the PDF has no text layer ({out.n_pages} pages; scanned or image-only?)")
-    return out
+    return out, entries
 
 
 def parse_pdf(data: bytes, name: str = "<pdf>") -> Document:
     """A PDF's bytes as a Document (see the module docstring for what raw and clean mean)."""
+    from hichunk.document.bookmarks import place_bookmarks
     from hichunk.document.layout import analyse
     from hichunk.document.reflow import reflow
 
-    text = read_pdf(data, name)
+    text, outline = _read(data, name, True)
     metrics = analyse(text.text, text.lines, [h for _, h in text.page_sizes])
-    return reflow(text, metrics, name, "pdf")
+    doc = reflow(text, metrics, name, "pdf")
+    doc.bookmarks = place_bookmarks(doc, [(e.level, e.title, e.page) for e in outline])
+    return doc
 
 
 def pdf_outline(source: str | os.PathLike | bytes) -> list[OutlineEntry]:
     """The PDF's bookmarks in order, as (level, title, page) entries; empty when it has none.
 
-    For benchmarks (the outline is the author's structure); chunking never reads it.
+    ``parse_pdf`` places them on their lines as ``Document.bookmarks``.
     """
     data, name = _read_source(source)
     with _Open(data, name) as pdf:

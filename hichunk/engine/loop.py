@@ -9,6 +9,9 @@ Over a list of unit texts (one model line each), with their layout when known:
    by one level-1 start at the window's first new line.
 3. Starts on residual lines are dropped (they were context); the rest map to
    global unit indexes. A line given several levels keeps the shallowest.
+   Starts on units whose layout gives them a role (table-of-contents lines,
+   callouts and captions: ``hichunk.document.roles``) are dropped too,
+   whatever the model says: those lines sit inside a section and never end it.
 4. Last window: keep everything. Two or more level-1 starts among the new
    lines: keep what lies up to the last one and restart there, without
    residual lines (the next window, which opens on that line, may give it
@@ -133,13 +136,17 @@ def _predict(model: SplitPointModel, window: Window, cache: PredictionCache | No
     return outcome
 
 
-def _map_starts(starts: Sequence[ChunkStart], n_residual: int, first: int) -> dict[int, tuple[int, bool]]:
-    """Global unit -> (level, title) for starts on new lines; a line given several levels keeps the shallowest."""
+def _map_starts(starts: Sequence[ChunkStart], n_residual: int, first: int,
+                layout: Sequence[LineLayout] | None) -> dict[int, tuple[int, bool]]:
+    """Global unit -> (level, title) for starts on new lines that may start a chunk; a line given several
+    levels keeps the shallowest."""
     out: dict[int, tuple[int, bool]] = {}
     for s in starts:
         if s.line < n_residual:
             continue
         unit = first + s.line - n_residual
+        if layout is not None and layout[unit].role:
+            continue
         if unit not in out or s.level < out[unit][0]:
             out[unit] = (s.level, s.title)
     return out
@@ -189,7 +196,7 @@ def infer_points(
             else:
                 error = check_starts(outcome.starts, len(lines))
                 status = OK if error is None else INVALID
-            mapped = {start: (1, False)} if status != OK else _map_starts(outcome.starts, r, start)
+            mapped = {start: (1, False)} if status != OK else _map_starts(outcome.starts, r, start, layout)
 
             level1 = sorted(u for u, (level, _) in mapped.items() if level == 1)
             if is_last:

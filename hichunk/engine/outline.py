@@ -12,12 +12,17 @@ level most of its members were predicted at, and then orders the groups:
 * outline numbers are authoritative about depth: within one numbering family,
   depth d + 1 sits exactly one level below depth d;
 * in typeset documents a larger (or, at equal size, bolder) heading is never
-  deeper than a smaller one.
+  deeper than a smaller one;
+* a numbered label ("Chapter 3", "第 3 章", "Appendix B") whose number opens the
+  outline numbers that follow it ("3.1", "3.2.1", "B.1") is their depth 1: one level
+  above depth 2, whatever levels the windows gave them.
 
 Starts whose style says nothing (an unnumbered plain line, as in Markdown with
 its markers hidden) keep the level the model gave them: there is no evidence to
 overrule it with. Model-agnostic: it reads only unit texts, layouts and the
-predicted (level, title) of each start.
+predicted (level, title) of each start. Texts are read through
+``hichunk.textnorm.fold``: "第\u00a01\u00a0章" and "１．２" have the styles of
+"第 1 章" and "1.2".
 """
 
 from __future__ import annotations
@@ -30,12 +35,18 @@ from dataclasses import dataclass
 from hichunk.document.model import MAX_LEVEL
 from hichunk.numbering import number_pattern
 from hichunk.protocol import LineLayout
+from hichunk.textnorm import fold
 
 HEADING_CHARS = 120  # longer lines have no heading style
 # "3", "3.2", "3.2.1." and appendix forms "A.1", "B.2.3" at the start of a line
-_OUTLINE = re.compile(r"^\s*(?:[0-9０-９]{1,3}|[A-Z](?=[.．][0-9０-９]))((?:[.．][0-9０-９]{1,3})*)[.．]?(?=\s|$|[\u3400-\u9fff])")
-_ZH_UNIT = re.compile(r"^\s*第\s*[0-9０-９零〇一二三四五六七八九十百千两]+\s*(章|节|節|篇|部分|部|编|編|卷|课|課|讲|講|条|條|款)")
+_OUTLINE = re.compile(r"^\s*(?:[0-9]{1,3}|[A-Z](?=\.[0-9]))((?:\.[0-9]{1,3})*)\.?(?=\s|$|[\u3400-\u9fff])")
+_ZH_UNIT = re.compile(r"^\s*第\s*[0-9零〇一二三四五六七八九十百千两]+\s*(章|节|節|篇|部分|部|编|編|卷|课|課|讲|講|条|條|款)")
 _WORD = re.compile(r"^\s*(chapter|part|appendix|section|book|volume|lesson|unit|article)\b", re.I)
+# the number of a label heading: "Chapter 3", "Appendix B", "第3章", "第十二章"
+_LABEL_NUMBER = re.compile(r"^\s*(?:(?:chapter|appendix|part|book|lesson|unit)\s+([0-9]{1,3}|[A-Z])\b"
+                           r"|第\s*([0-9]{1,3}|[零〇一二三四五六七八九十百两]+)\s*[章篇部卷编])", re.I)
+_OUTLINE_HEAD = re.compile(r"^\s*([0-9]{1,3}|[A-Z])\.[0-9]")
+_ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +72,13 @@ class Style:
 
 def heading_style(text: str, layout: LineLayout | None = None) -> Style:
     """The style of a heading line (model-input text and its layout)."""
-    s = text.strip()
+    s = fold(text).strip()
     if not s or len(s) > HEADING_CHARS:
         return Style()
     numbering, depth = "", 0
     m = _OUTLINE.match(s)
     if m:
-        numbering, depth = "outline", 1 + len(re.findall(r"[.．]", m.group(1)))
+        numbering, depth = "outline", 1 + m.group(1).count(".")
     elif (zh := _ZH_UNIT.match(s)) is not None:
         numbering = f"zh-{zh.group(1)}"
     elif (word := _WORD.match(s)) is not None:
@@ -80,22 +91,73 @@ def heading_style(text: str, layout: LineLayout | None = None) -> Style:
     return Style(numbering, depth, layout.underline, round(layout.size * 20) / 20, layout.bold, caps)
 
 
-_SENTENCE_END = (".", "。", "!", "！", "?", "？", ";", "；", ",", "，", ":", "：")
+_SENTENCE_END = (".", "。", "!", ";", ",", ":")  # on folded text: "！" reads "!"; a question may be a title
 
 
 def title_shaped(text: str, layout: LineLayout | None = None) -> bool:
     """Whether a line can be a chunk's title: a whole line, short, not a sentence of running text.
 
     A model may start a chunk at body text (a paragraph that opens a topic);
-    such a chunk has no title, so body text never enters a breadcrumb.
+    such a chunk has no title, so body text never enters a breadcrumb. A
+    question on a line of its own is a title (FAQs are made of them).
     """
-    s = text.strip()
+    s = fold(text).strip()
     if not s or len(s) > HEADING_CHARS:
         return False
     if layout is not None and not (layout.starts_line and layout.ends_line):
         return False
     words = len(s.split()) if s.isascii() else len(s) // 2
     return not (s.endswith(_SENTENCE_END) and words > 8)
+
+
+def _zh_number(text: str) -> int | None:
+    """A Chinese numeral below 1000 ("十二" 12, "二十" 20, "一百零三" 103) as an int."""
+    total, digit = 0, None
+    for c in text:
+        if c in _ZH_DIGITS:
+            digit = _ZH_DIGITS[c]
+        elif c in "十百":
+            total += (1 if digit is None else digit) * (10 if c == "十" else 100)
+            digit = None
+        else:
+            return None
+    return total + (digit or 0)
+
+
+def label_number(text: str) -> str | None:
+    """The number a label heading carries, normalised ("Chapter 3" and "第三章" give "3"; "Appendix B" gives "B")."""
+    m = _LABEL_NUMBER.match(fold(text))
+    if not m:
+        return None
+    if m.group(1):
+        return m.group(1).upper()
+    value = m.group(2)
+    number = int(value) if value.isdigit() else _zh_number(value)
+    return None if number is None else str(number)
+
+
+def _labels_over_outlines(styles: dict[int, Style], texts: Sequence[str]) -> dict[Style, Style]:
+    """Label styles whose numbers open the outline numbers after them -> the shallowest outline style they head.
+
+    A label style qualifies when most outline headings that follow one of its members
+    (up to the next member) start with that member's number.
+    """
+    found: dict[Style, tuple[int, int, Style]] = {}
+    current: tuple[Style, str] | None = None
+    for unit in sorted(styles):
+        style, text = styles[unit], texts[unit]
+        number = label_number(text) if style.numbering.startswith(("zh-", "word-")) else None
+        if number is not None:
+            current = (style, number)
+            continue
+        if current is None or style.numbering != "outline":
+            continue
+        head = _OUTLINE_HEAD.match(fold(text))
+        label, number = current
+        hits, total, top = found.get(label, (0, 0, style))
+        top = style if style.depth < top.depth else top
+        found[label] = (hits + bool(head and head.group(1).upper() == number), total + 1, top)
+    return {label: top for label, (hits, total, top) in found.items() if total and hits / total >= 0.6 and top.depth >= 2}
 
 
 def _majority(levels: Sequence[int]) -> int:
@@ -152,6 +214,13 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
         chain.sort(key=lambda s: s.depth)
         for shallow, deep in zip(chain, chain[1:]):
             level[deep] = level[shallow] + (deep.depth - shallow.depth)
+
+    # a label whose number opens the outline numbers under it is their depth 1
+    for label, top in _labels_over_outlines(styles, texts).items():
+        base = min(level[label], level[top] - (top.depth - 1)) if level[top] > 1 else level[label]
+        level[label] = max(1, base)
+        for s in families.get(top.family, [top]):
+            level[s] = level[label] + (s.depth - 1)
 
     out = dict(points)
     for style, units in members.items():

@@ -9,16 +9,26 @@ extra signal and would crowd the window). Sentences left empty by this (a bare
 also records its layout (``LineLayout``: whole line or not, blank lines around,
 indentation, an underline rule below, typography from paged formats) from the
 clean view, which stays visible when markers are hidden.
+
+Lines that read as one heading are one unit (``hichunk.document.roles``): a
+label line and its title line ("Chapter 3" + "Installing"), a heading wrapped
+onto a second line. The unit starts where the first line does, so a chunk
+started on it starts at the label. Units on table-of-contents lines and asides
+(callouts, captions) carry that ``role`` in their layout: the engine never
+starts a chunk on them. Spaces are folded (``hichunk.textnorm.fold_spaces``):
+a no-break space reads as a space.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hichunk.document.model import Document
+from hichunk.document.roles import ASIDE, TOC, heading_continuation, is_aside, toc_lines
 from hichunk.protocol import LineLayout
 from hichunk.sentences import MAX_CHARS_EN, MAX_CHARS_ZH, Sentence, truncate_for_model
+from hichunk.textnorm import fold, fold_spaces
 from hichunk.tree.build import heading_title
 
 # Everything str.splitlines() treats as a line break.
@@ -37,20 +47,23 @@ class Unit:
     layout: LineLayout = LineLayout()
 
 
-def model_text(doc: Document, sentence: Sentence, max_chars_en: int = MAX_CHARS_EN, max_chars_zh: int = MAX_CHARS_ZH) -> str:
-    """What a model reads of one sentence."""
+def _shown(doc: Document, sentence: Sentence) -> str:
     text = doc.clean[sentence.start : sentence.end]
     if doc.lines[sentence.line].heading is not None:
         text = heading_title(text)
-    text = _BREAKS.sub(" ", text).strip()
-    return truncate_for_model(text, max_chars_en, max_chars_zh)
+    return fold_spaces(_BREAKS.sub(" ", text)).strip()
+
+
+def model_text(doc: Document, sentence: Sentence, max_chars_en: int = MAX_CHARS_EN, max_chars_zh: int = MAX_CHARS_ZH) -> str:
+    """What a model reads of one sentence."""
+    return truncate_for_model(_shown(doc, sentence), max_chars_en, max_chars_zh)
 
 
 def underline_of(doc: Document, index: int) -> str:
     """The rule character of the line below line ``index`` when that line is a rule under text, else ""."""
-    if index + 1 >= len(doc.lines) or doc.lines[index].is_blank or _RULE.match(doc.lines[index].text):
+    if index + 1 >= len(doc.lines) or doc.lines[index].is_blank or _RULE.match(fold(doc.lines[index].text)):
         return ""
-    m = _RULE.match(doc.lines[index + 1].text)
+    m = _RULE.match(fold(doc.lines[index + 1].text))
     return m.group(1) if m else ""
 
 
@@ -70,12 +83,39 @@ def sentence_layout(doc: Document, sentence: Sentence) -> LineLayout:
                       underline, **typography)
 
 
+def _joined(a: LineLayout, b: LineLayout) -> LineLayout:
+    """The layout of two lines read as one: the first one's start, the second one's end, the larger type."""
+    big = a if (a.size, a.bold) >= (b.size, b.bold) else b
+    return replace(a, ends_line=b.ends_line, blank_after=b.blank_after, underline=b.underline or a.underline,
+                   size=big.size, bold=big.bold, italic=big.italic)
+
+
+def _whole_line(layout: LineLayout) -> bool:
+    return layout.starts_line and layout.ends_line
+
+
 def model_units(doc: Document, sentences: list[Sentence], max_chars_en: int = MAX_CHARS_EN,
                 max_chars_zh: int = MAX_CHARS_ZH) -> list[Unit]:
-    """The units of a document, in order (sentences with nothing to show are left out)."""
+    """The units of a document, in order (sentences with nothing to show are left out; two-line headings are one)."""
+    toc = toc_lines(doc)
     out = []
+    joined_into: set[int] = set()  # sentences shown as part of the unit before them
     for i, s in enumerate(sentences):
-        text = model_text(doc, s, max_chars_en, max_chars_zh)
-        if text:
-            out.append(Unit(i, s.start, text, sentence_layout(doc, s)))
+        if i in joined_into:
+            continue
+        text = _shown(doc, s)
+        if not text:
+            continue
+        layout = sentence_layout(doc, s)
+        if _whole_line(layout) and i + 1 < len(sentences) and s.line not in toc:
+            nxt = sentences[i + 1]
+            if heading_continuation(doc, s.line) == nxt.line and nxt.line not in toc:
+                rest = sentence_layout(doc, nxt)
+                if _whole_line(rest):
+                    text = f"{text} {_shown(doc, nxt)}"
+                    layout = _joined(layout, rest)
+                    joined_into.add(i + 1)
+        text = truncate_for_model(text, max_chars_en, max_chars_zh)
+        role = TOC if s.line in toc else ASIDE if is_aside(text, layout.blank_after) else ""
+        out.append(Unit(i, s.start, text, replace(layout, role=role) if role else layout))
     return out

@@ -6,7 +6,10 @@ A level-k chunk is a child of the nearest earlier chunk of smaller level. With
 
 A chunk that holds nothing but headings never becomes a leaf of its own: its
 text opens the next chunk's first leaf, as that chunk's breadcrumb (at the end
-of the document it closes the previous leaf instead).
+of the document it closes the previous leaf instead). A titled chunk that opens
+on a two-line heading (a "Chapter 3" label and its title line, a wrapped
+heading: ``hichunk.document.roles.heading_continuation``) is titled with both
+lines, and both count as its heading.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from hichunk.document.model import MAX_LEVEL, Document
+from hichunk.document.roles import heading_continuation
 from hichunk.sentences import Sentence
 from hichunk.tokens import Tokenizer
 from hichunk.tree.leaves import Unit, pack_leaves
@@ -67,19 +71,29 @@ class _Builder:
         return range(first, last)
 
     def heading_only(self, start: int, end: int, title: bool) -> bool:
-        """True when every non-blank line of the span is a heading (or it is one title line)."""
-        lines = [self.doc.lines[i] for i in self.lines_in(start, end) if not self.doc.lines[i].is_blank]
-        if not lines:
+        """True when every non-blank line of the span is a heading (or it is one title, on one line or two)."""
+        indexes = [i for i in self.lines_in(start, end) if not self.doc.lines[i].is_blank]
+        if not indexes:
             return False
-        if all(line.heading for line in lines):
+        if all(self.doc.lines[i].heading for i in indexes):
             return True
-        return title and len(lines) == 1
+        return title and (len(indexes) == 1 or (len(indexes) == 2 and heading_continuation(self.doc, indexes[0]) == indexes[1]))
+
+    def second_title_line(self, offset: int) -> int | None:
+        """Clean start of the line that completes a two-line title starting at ``offset``, or None."""
+        first = self.lines_in(offset, offset + 1)[0]
+        j = heading_continuation(self.doc, first)
+        return self.doc.lines[j].clean_start if j is not None else None
 
     def title_of(self, start: int, b: Boundary) -> str | None:
         for i in self.lines_in(start, start + 1):
             line = self.doc.lines[i]
             if line.heading or b.title:
-                return heading_title(line.text) or None
+                title = heading_title(line.text)
+                j = heading_continuation(self.doc, i) if b.title and not line.heading else None
+                if j is not None:
+                    title = f"{title} {heading_title(self.doc.lines[j].text)}"
+                return title or None
         return None
 
     def sentence_span(self, start: int, end: int) -> tuple[int, int] | None:
@@ -133,6 +147,7 @@ class _Builder:
         else:
             self._absorb_headings(own, [self.heading_only(b.offset, e, b.title) for b, e in zip(bounds, ends)])
             titles = {b.offset for b in bounds if b.title}
+            titles |= {second for b in bounds if b.title and (second := self.second_title_line(b.offset)) is not None}
             for span in own:
                 units = self.units(*span, titles) if span is not None else []
                 leaf_spans.append(pack_leaves(doc.clean, units, self.leaf_tokens, self.tokenizer))

@@ -1,12 +1,15 @@
 """``EncoderModel``: the offline default split-point model (a SplitPointModel).
 
 It labels every line of a window as "no chunk starts here" or "a chunk of
-level k starts here", from hashed character n-grams and layout cues read by a
-small BiGRU (see ``features`` and ``net``). It needs no tokenizer: a window's
-size is counted in lines, one "token" per line. Weights live in a folder with
-``config.json`` (network shape and decoding settings) and ``weights.pt``
-(a plain state dict); ``load_encoder()`` with no argument loads the copy that
-ships inside this package, never anything from the network.
+level k starts here", from hashed character n-grams, layout cues and (version 4)
+pretrained multilingual subword embeddings read by a small BiGRU (see
+``features``, ``features_v4``, ``pieces`` and ``net``). A window's size is
+counted in lines, one "token" per line. Weights live in a folder with
+``config.json`` (network shape and decoding settings) and ``weights.safetensors``
+(or, for models written before version 4, ``weights.pt``); ``load_encoder()``
+with no argument loads the copy that ships inside this package, never anything
+from the network. Inference runs in numpy (``numpy_net``): torch is needed only
+to train, or to read an old ``weights.pt``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +26,8 @@ from hichunk.protocol import ChunkStart, LineLayout, Prediction, Window
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "weights")
 CONFIG_FILE = "config.json"
-WEIGHTS_FILE = "weights.pt"
+WEIGHTS_FILE = "weights.safetensors"
+LEGACY_WEIGHTS_FILE = "weights.pt"  # models written before version 4 (read through torch)
 
 
 @dataclass
@@ -134,33 +137,34 @@ def decode_levels(probs: np.ndarray, n_residual: int, cfg: DecodeConfig, max_lev
     return [ChunkStart(int(i), remap.get(lv, lv), True) for i, lv in zip(lines, levels) if i >= n_residual]
 
 
-@contextmanager
-def _one_thread(torch):
-    """Run the network on one intra-op thread: its small recurrent kernels gain nothing from more, and on a
-    busy machine worker threads that wait for a core slow each step down many times over."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+def network_arrays(state: dict) -> dict[str, np.ndarray]:
+    """A state dict (torch tensors or arrays) as the arrays inference reads.
+
+    A version-4 network's frozen pretrained piece table and its linear map become one
+    table already mapped (``sem.table`` = table @ map.T, float16), since the mean of
+    mapped rows is the map of the mean: inference never loads the pretrained table.
+    """
+    arrays = {k: (v.detach().cpu().float().numpy() if hasattr(v, "detach") else np.asarray(v)) for k, v in state.items()}
+    if "pieces.weight" in arrays:
+        table, weight = arrays.pop("pieces.weight"), arrays.pop("sem.weight")
+        arrays["sem.table"] = (table @ weight.T).astype(np.float16)
+    if "ngrams.weight" in arrays:
+        arrays["ngrams.weight"] = arrays["ngrams.weight"].astype(np.float16)
+    return arrays
 
 
 class EncoderModel:
-    """Offline split-point model: hashed n-grams + cues + BiGRU, run on CPU with torch."""
+    """Offline split-point model: hashed n-grams + cues (+ pretrained pieces) + BiGRU, run on CPU in numpy."""
 
     def __init__(self, config: EncoderConfig, state: dict):
-        import torch
-
-        from hichunk.models.encoder.net import LineLabeller, NetConfig
+        from hichunk.models.encoder.net_config import NetConfig
+        from hichunk.models.encoder.numpy_net import NumpyLabeller
 
         self.config = config
         self.name = config.name
         self.window_tokens = config.window_lines
-        self.net = LineLabeller(NetConfig(**config.net))
-        self.net.load_state_dict({k: v.float() for k, v in state.items()})
-        self.net.eval()
-        self._torch = torch
+        self.net_cfg = NetConfig(**config.net)
+        self.net = NumpyLabeller(self.net_cfg, network_arrays(state))
 
     def count_tokens(self, text: str) -> int:
         return count_lines(text)
@@ -174,47 +178,73 @@ class EncoderModel:
         Column 0: no chunk starts here; then each level; then (when the network
         has them) each level change from the previous start, a distribution of its own.
         """
-        from hichunk.models.encoder.features import featurize
+        from hichunk.models.encoder.numpy_net import softmax
 
+        cfg = self.net_cfg
         if not lines:
-            return np.zeros((0, self.net.cfg.max_level + 1 + self.net.cfg.rel_classes), dtype=np.float32)
-        torch = self._torch
-        feats = featurize(lines, n_residual, self.net.cfg.buckets, layout)
-        with torch.inference_mode(), _one_thread(torch):
-            cues = np.ascontiguousarray(feats.cues[:, : self.net.cfg.n_cues])  # a version-2 network reads fewer cues
-            logits = self.net(torch.from_numpy(feats.ngram_ids), torch.from_numpy(feats.ngram_offsets),
-                              torch.from_numpy(cues), [len(lines)])[0]
-            head = self.net.cfg.max_level + 1
-            return torch.cat([torch.softmax(logits[:, :head], -1), torch.softmax(logits[:, head:], -1)], -1).numpy()
+            return np.zeros((0, cfg.max_level + 1 + cfg.rel_classes), dtype=np.float32)
+        if cfg.features >= 4:
+            from hichunk.models.encoder.features_v4 import featurize4
+
+            f4 = featurize4(lines, n_residual, cfg.buckets, layout)
+            logits = self.net.logits(f4.ngram_ids, f4.ngram_offsets, f4.cues[:, : cfg.n_cues], f4.piece_ids,
+                                     f4.piece_offsets)
+        else:
+            from hichunk.models.encoder.features import featurize
+
+            feats = featurize(lines, n_residual, cfg.buckets, layout)
+            logits = self.net.logits(feats.ngram_ids, feats.ngram_offsets, feats.cues[:, : cfg.n_cues])
+        head = cfg.max_level + 1
+        parts = [softmax(logits[:, :head])] + ([softmax(logits[:, head:])] if cfg.rel_classes else [])
+        return np.concatenate(parts, axis=1).astype(np.float32)
 
     def predict(self, window: Window) -> Prediction:
         probs = self.probabilities(window.lines, window.n_residual, window.layout)
-        return Prediction(decode_levels(probs, window.n_residual, self.config.decode, self.net.cfg.max_level))
+        return Prediction(decode_levels(probs, window.n_residual, self.config.decode, self.net_cfg.max_level))
 
 
 def save_encoder(directory: str, config: EncoderConfig, state: dict) -> None:
-    """Write ``config.json`` and ``weights.pt`` (the n-gram table in float16 to keep the folder small)."""
-    import torch
+    """Write ``config.json`` and ``weights.safetensors`` (n-gram and piece tables in float16 to keep it small)."""
+    from safetensors.numpy import save
 
     os.makedirs(directory, exist_ok=True)
-    small = {k: (v.half() if k.startswith("ngrams.") else v).contiguous() for k, v in state.items()}
-    torch.save(small, os.path.join(directory, WEIGHTS_FILE))
+    arrays = {k: np.ascontiguousarray(v) for k, v in network_arrays(state).items()}
+    with open(os.path.join(directory, WEIGHTS_FILE), "wb") as fh:  # plain open: the file gets the user's umask
+        fh.write(save(arrays))
     with open(os.path.join(directory, CONFIG_FILE), "w", encoding="utf-8") as fh:
         fh.write(config.to_json())
 
 
+def weights_path(directory: str) -> str | None:
+    """The weight file of an encoder folder (``weights.safetensors``, else a legacy ``weights.pt``), or None."""
+    for name in (WEIGHTS_FILE, LEGACY_WEIGHTS_FILE):
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _read_weights(path: str) -> dict:
+    if path.endswith(".safetensors"):
+        from safetensors.numpy import load_file
+
+        return load_file(path)
+    try:
+        import torch
+    except ImportError:
+        raise HichunkError(f"{path}: a model written before version 4 needs torch to load (pip install torch)") from None
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
 def load_encoder(directory: str | None = None) -> EncoderModel:
     """The encoder model in ``directory`` (default: the weights shipped with hichunk)."""
-    import torch
-
     directory = directory or SHIPPED_DIR
-    cfg_path, w_path = os.path.join(directory, CONFIG_FILE), os.path.join(directory, WEIGHTS_FILE)
-    if not (os.path.isfile(cfg_path) and os.path.isfile(w_path)):
+    cfg_path, w_path = os.path.join(directory, CONFIG_FILE), weights_path(directory)
+    if not (os.path.isfile(cfg_path) and w_path):
         raise HichunkError(f"{directory}: no encoder model here (needs {CONFIG_FILE} and {WEIGHTS_FILE})")
     try:
         with open(cfg_path, encoding="utf-8") as fh:
             config = EncoderConfig.from_json(fh.read())
-        state = torch.load(w_path, map_location="cpu", weights_only=True)
-        return EncoderModel(config, state)
+        return EncoderModel(config, _read_weights(w_path))
     except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
         raise HichunkError(f"{directory}: cannot load the encoder model ({exc})") from None

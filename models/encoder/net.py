@@ -13,28 +13,12 @@ than an absolute depth, and the decoder combines both.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import torch
 from torch import nn
 
+from hichunk.models.encoder.net_config import SIM_SPAN, NetConfig
 
-@dataclass(frozen=True)
-class NetConfig:
-    """Shape of the network (stored with the weights)."""
-
-    buckets: int = 1 << 17
-    embed_dim: int = 32
-    n_cues: int = 0
-    cue_dim: int = 32
-    hidden: int = 128
-    layers: int = 2
-    max_level: int = 6
-    dropout: float = 0.1
-    rel_classes: int = 0  # > 0: also predict the level change from the previous start
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+__all__ = ["BiGRU", "LineLabeller", "NetConfig", "neighbour_similarity", "reverse_index"]
 
 
 def reverse_index(lengths: list[int], max_len: int) -> torch.Tensor:
@@ -71,27 +55,62 @@ class BiGRU(nn.Module):
         return x
 
 
+def neighbour_similarity(sem: torch.Tensor, lengths: list[int]) -> torch.Tensor:
+    """[batch, len, 2]: cosine of each line's meaning vector with the mean of the next / previous
+    ``SIM_SPAN`` lines of its window (0 where there are none)."""
+    b, t, _ = sem.shape
+    mask = (torch.arange(t).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)).to(sem.dtype).unsqueeze(-1)
+    x = sem * mask
+    out = []
+    for sign in (1, -1):
+        total, count = torch.zeros_like(x), torch.zeros_like(mask)
+        for k in range(1, SIM_SPAN + 1):
+            if k >= t:
+                break
+            if sign > 0:
+                total[:, :-k] += x[:, k:]
+                count[:, :-k] += mask[:, k:]
+            else:
+                total[:, k:] += x[:, :-k]
+                count[:, k:] += mask[:, :-k]
+        mean = total / count.clamp(min=1.0)
+        cos = (x * mean).sum(-1) / (x.norm(dim=-1) * mean.norm(dim=-1) + 1e-6)
+        out.append(cos * (count.squeeze(-1) > 0))
+    return torch.stack(out, dim=-1)
+
+
 class LineLabeller(nn.Module):
-    """Hashed-n-gram + cue line encoder and a BiGRU tagger."""
+    """Hashed-n-gram + cue (+ pretrained-piece) line encoder and a BiGRU tagger."""
 
     def __init__(self, cfg: NetConfig):
         super().__init__()
         self.cfg = cfg
         self.ngrams = nn.EmbeddingBag(cfg.buckets, cfg.embed_dim, mode="mean")
         self.cues = nn.Sequential(nn.Linear(cfg.n_cues, cfg.cue_dim), nn.Tanh())
-        self.proj = nn.Sequential(nn.Linear(cfg.embed_dim + cfg.cue_dim, cfg.hidden), nn.Tanh(), nn.Dropout(cfg.dropout))
+        width = cfg.embed_dim + cfg.cue_dim
+        if cfg.sem_dim:
+            self.pieces = nn.EmbeddingBag(cfg.piece_vocab, cfg.piece_dim, mode="mean")
+            self.pieces.weight.requires_grad_(False)  # the pretrained table stays as it is
+            self.sem = nn.Linear(cfg.piece_dim, cfg.sem_dim)
+            width += cfg.sem_dim + 2
+        self.proj = nn.Sequential(nn.Linear(width, cfg.hidden), nn.Tanh(), nn.Dropout(cfg.dropout))
         self.rnn = BiGRU(cfg.hidden, cfg.layers, cfg.dropout)
         self.out = nn.Linear(2 * cfg.hidden, cfg.max_level + 1 + cfg.rel_classes)
 
-    def line_vectors(self, ids: torch.Tensor, offsets: torch.Tensor, cues: torch.Tensor) -> torch.Tensor:
-        """[n_lines, hidden] vectors for a flat batch of lines."""
-        return self.proj(torch.cat([self.ngrams(ids, offsets), self.cues(cues)], dim=-1))
-
-    def forward(self, ids: torch.Tensor, offsets: torch.Tensor, cues: torch.Tensor, lengths: list[int]) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, offsets: torch.Tensor, cues: torch.Tensor, lengths: list[int],
+                piece_ids: torch.Tensor | None = None, piece_offsets: torch.Tensor | None = None) -> torch.Tensor:
         """Logits [batch, max_len, max_level + 1 + rel_classes] for windows whose lines are given flat, one after another.
 
         The first ``max_level + 1`` columns score "no start" and each level, the rest each level change.
         """
-        vecs = self.line_vectors(ids, offsets, cues)
-        padded = nn.utils.rnn.pad_sequence(list(torch.split(vecs, lengths)), batch_first=True)
-        return self.out(self.rnn(padded, lengths))
+        ng = self.ngrams(ids, offsets)
+        if self.training and self.cfg.ngram_drop > 0:
+            ng = ng * (torch.rand(ng.shape[0], 1) >= self.cfg.ngram_drop).to(ng.dtype)
+        parts = [ng, self.cues(cues)]
+        if self.cfg.sem_dim:
+            parts.append(self.sem(self.pieces(piece_ids, piece_offsets)))
+        padded = nn.utils.rnn.pad_sequence(list(torch.split(torch.cat(parts, dim=-1), lengths)), batch_first=True)
+        if self.cfg.sem_dim:
+            sem = padded[..., -self.cfg.sem_dim :]
+            padded = torch.cat([padded, neighbour_similarity(sem, lengths)], dim=-1)
+        return self.out(self.rnn(self.proj(padded), lengths))

@@ -18,7 +18,7 @@ import itertools
 import logging
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -43,6 +43,15 @@ MAX_JUMPS = (0, 1)
 REL_WEIGHTS = (0.0, 0.5, 1.0, 2.0)
 
 
+# Network recipes: "v3" is the model shipped before (hashed n-grams + cues), "v4" adds normalised reading,
+# pretrained multilingual subword pieces, overlap and shape cues, and hides the n-grams of a share of lines.
+RECIPES: dict[str, dict] = {
+    "v3": {"hidden": 64},
+    "v4": {"hidden": 64, "features": 4, "sem_dim": 32, "ngram_drop": 0.2},
+}
+DEFAULT_RECIPE = "v4"
+
+
 @dataclass
 class TrainSettings:
     """What a training run does (stored in the model's config for provenance)."""
@@ -60,30 +69,57 @@ class TrainSettings:
     threads: int = 1  # more threads spin and slow small recurrent kernels down on 2 busy cores
     start_weight: float = 1.0  # loss weight of lines where a chunk starts (the rare class)
     rel_loss: float = 1.0  # weight of the level-change loss (networks with rel_classes)
-    net: dict = field(default_factory=lambda: {"hidden": 64})  # NetConfig overrides
+    net: dict = field(default_factory=lambda: dict(RECIPES[DEFAULT_RECIPE]))  # NetConfig overrides
     policy: AugmentPolicy = field(default_factory=AugmentPolicy)
+    exclude_families: tuple[str, ...] = ()  # families never read (a leave-family-out fold)
+    family_cap: int | None = None  # at most this many documents per family and input kind (balanced families)
+
+
+def _evenly(items: list, cap: int | None) -> list:
+    """At most ``cap`` items, evenly spaced through ``items`` (all of them without a cap)."""
+    if cap is None or len(items) <= cap:
+        return items
+    step = len(items) / cap
+    return [items[int(i * step)] for i in range(cap)]
+
+
+def _capped(items: list, key, cap: int | None) -> list:
+    """``items`` with at most ``cap`` per ``key(item)`` (evenly chosen in id order), order kept."""
+    if cap is None:
+        return items
+    groups: dict = {}
+    for it in items:
+        groups.setdefault(key(it), []).append(it)
+    keep = {id(it) for members in groups.values() for it in _evenly(members, cap)}
+    return [it for it in items if id(it) in keep]
 
 
 def _load_docs(corpus: str, split: str, limit: int | None, progress: bool, labels: str | None = None,
-               kinds: tuple[str, ...] = ()) -> list[LabelledDoc]:
+               kinds: tuple[str, ...] = (), exclude_families: tuple[str, ...] = (),
+               family_cap: int | None = None) -> list[LabelledDoc]:
     """The corpus split, plus the labelled documents of that split (renderings keep their source's split).
 
-    Markdown renderings that only copy a corpus document (``markdown:original``) are left out.
+    Markdown renderings that only copy a corpus document (``markdown:original``) are left out, and so is
+    every document of an excluded family; ``family_cap`` keeps at most that many documents per family
+    and input kind.
     """
     from tqdm import tqdm
 
-    docs = []
-    for cdoc in tqdm(load_split(corpus, split), desc=f"reading {split}", unit="doc", disable=not progress):
-        docs.append(labelled(cdoc))
-        if limit is not None and len(docs) >= limit:
-            break
+    from hichunk.models.train.corpus.families import family_of
+
+    excluded = set(exclude_families)
+    cdocs = [c for c in load_split(corpus, split) if family_of(c.corpus) not in excluded]
+    cdocs = _capped(sorted(cdocs, key=lambda c: c.id), lambda c: family_of(c.corpus), family_cap)[:limit]
+    docs = [labelled(c) for c in tqdm(cdocs, desc=f"reading {split}", unit="doc", disable=not progress)]
     if labels:
         from hichunk.errors import HichunkError
         from hichunk.models.train.corpus.render import load_labels
         from hichunk.models.train.corpus.truth import load_labelled
 
         items = [r for r in load_labels(labels) if r["split"] == split and r["kind"] in kinds
-                 and not r["id"].startswith("markdown:original:")][:limit]
+                 and not r["id"].startswith("markdown:original:") and family_of(r["corpus"]) not in excluded]
+        items = _capped(sorted(items, key=lambda r: r["id"]),
+                        lambda r: (family_of(r["corpus"]), r["kind"], bool(r.get("real"))), family_cap)[:limit]
         for r in tqdm(items, desc=f"reading {split} renderings", unit="doc", disable=not progress):
             try:
                 doc, truth = load_labelled(r, labels)
@@ -95,12 +131,17 @@ def _load_docs(corpus: str, split: str, limit: int | None, progress: bool, label
 
 
 class LineStore:
-    """Each distinct line's n-gram ids and text cues, computed once per training run."""
+    """Each distinct line's n-gram ids, text cues (and, for version-4 features, its normalised text,
+    shape cues and subword pieces), computed once per training run."""
 
-    def __init__(self, buckets: int):
+    def __init__(self, buckets: int, features: int = 3):
         self.buckets = buckets
+        self.features = features
         self.ids: dict[str, np.ndarray] = {}
         self.cues: dict[str, np.ndarray] = {}
+        self.norm: dict[str, str] = {}
+        self.shape: dict[str, np.ndarray] = {}
+        self.pieces: dict[str, np.ndarray] = {}
 
     def add(self, texts: list[str]) -> None:
         from hichunk.models.encoder.features import hash_ngrams, text_cues
@@ -108,30 +149,61 @@ class LineStore:
         missing = [t for t in dict.fromkeys(texts) if t not in self.ids]
         if not missing:
             return
-        flat, offsets = hash_ngrams(missing, self.buckets)
-        ends = [*offsets[1:], len(flat)]
-        for t, a, b in zip(missing, offsets, ends):
+        if self.features >= 4:
+            from hichunk.models.encoder.features_v4 import _shape_cues, normalise_line
+            from hichunk.models.encoder.pieces import piece_bags
+
+            norm = [normalise_line(t) for t in missing]
+            pflat, poffsets = piece_bags(norm)
+            for t, n, a, b in zip(missing, norm, poffsets, [*poffsets[1:], len(pflat)]):
+                self.norm[t] = n
+                self.shape[t] = np.asarray(_shape_cues(n), dtype=np.float32)
+                self.pieces[t] = pflat[a:b].astype(np.int32)
+        else:
+            norm = missing
+        flat, offsets = hash_ngrams(norm, self.buckets)
+        for t, n, a, b in zip(missing, norm, offsets, [*offsets[1:], len(flat)]):
             self.ids[t] = flat[a:b].astype(np.int32)
-            self.cues[t] = np.asarray(text_cues.__wrapped__(t), dtype=np.float32)
+            self.cues[t] = np.asarray(text_cues.__wrapped__(n), dtype=np.float32)
 
 
-def _batch_tensors(samples: list[Sample], store: LineStore, max_level: int, rel_classes: int):
+def _flat(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Bags given one array per line as flat ids and start offsets."""
+    lengths = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
+    offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    return np.concatenate(parts).astype(np.int64), offsets
+
+
+def _window_cue_rows(s: Sample, store: LineStore) -> np.ndarray:
+    from hichunk.models.encoder.features import window_cues
+
+    rows = np.stack([store.cues[t] for t in s.texts])
+    if store.features < 4:
+        return window_cues(s.texts, s.n_residual, s.layout, rows)
+    from hichunk.models.encoder.features_v4 import overlap_cues
+
+    norm = [store.norm[t] for t in s.texts]
+    return np.concatenate([window_cues(norm, s.n_residual, s.layout, rows),
+                           np.stack([store.shape[t] for t in s.texts]), overlap_cues(norm)], axis=1)
+
+
+def _batch_tensors(samples: list[Sample], store: LineStore, max_level: int, rel_classes: int) -> dict:
     import torch
 
-    from hichunk.models.encoder.features import window_cues
     from hichunk.models.encoder.model import rel_class
 
     texts = [t for s in samples for t in s.texts]
     store.add(texts)
-    parts = [store.ids[t] for t in texts]
-    lengths = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
-    offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-    cues = [window_cues(s.texts, s.n_residual, s.layout, np.stack([store.cues[t] for t in s.texts])) for s in samples]
+    ids, offsets = _flat([store.ids[t] for t in texts])
     labels = [min(lv, max_level) if lv != IGNORE else IGNORE for s in samples for lv in s.labels]
     changes = [rel_class(c, rel_classes) if c != IGNORE and rel_classes else IGNORE for s in samples for c in s.changes]
-    return (torch.from_numpy(np.concatenate(parts).astype(np.int64)), torch.from_numpy(offsets),
-            torch.from_numpy(np.concatenate(cues)), torch.tensor(labels), torch.tensor(changes),
-            [len(s.texts) for s in samples])
+    batch = {"ids": torch.from_numpy(ids), "offsets": torch.from_numpy(offsets),
+             "cues": torch.from_numpy(np.concatenate([_window_cue_rows(s, store) for s in samples])),
+             "lengths": [len(s.texts) for s in samples], "labels": torch.tensor(labels), "changes": torch.tensor(changes)}
+    if store.features >= 4:
+        pieces, piece_offsets = _flat([store.pieces[t] for t in texts])
+        batch.update(piece_ids=torch.from_numpy(pieces), piece_offsets=torch.from_numpy(piece_offsets))
+    return batch
 
 
 def _batches(samples: list[Sample], budget: int, rng: random.Random) -> list[list[Sample]]:
@@ -150,7 +222,7 @@ def _batches(samples: list[Sample], budget: int, rng: random.Random) -> list[lis
 
 def doc_probabilities(model: EncoderModel, doc: LabelledDoc, window: int) -> np.ndarray:
     """Per-line probabilities of a document, window by window as the engine would run it."""
-    cfg = model.net.cfg
+    cfg = model.net_cfg
     probs = np.zeros((len(doc.texts), cfg.max_level + 1 + cfg.rel_classes), dtype=np.float32)
     for w in windows(doc, window):
         p = model.probabilities(w.texts, w.n_residual, w.layout)
@@ -203,22 +275,89 @@ def _dev_score(net, docs: list[LabelledDoc], window: int) -> tuple[float, dict]:
     return best, scores
 
 
+def network_config(settings: TrainSettings):
+    """The network shape a run trains: ``settings.net`` with the cue count (and piece vocabulary) of its feature set."""
+    from hichunk.models.encoder.features import N_CUES
+    from hichunk.models.encoder.net_config import NetConfig
+
+    cfg = NetConfig(**settings.net)
+    if cfg.features >= 4:
+        from hichunk.models.encoder.features_v4 import N_EXTRA_CUES
+        from hichunk.models.encoder.pieces import vocab_size
+
+        return replace(cfg, n_cues=N_CUES + N_EXTRA_CUES, piece_vocab=vocab_size() if cfg.sem_dim else 0)
+    return replace(cfg, n_cues=N_CUES)
+
+
+def load_training_docs(corpus: str, settings: TrainSettings, progress: bool = True,
+                       ) -> tuple[list[LabelledDoc], list[LabelledDoc]]:
+    """The train and dev documents ``settings`` asks for (the test split is never read)."""
+    common = dict(labels=settings.labels, kinds=settings.kinds, exclude_families=settings.exclude_families,
+                  family_cap=settings.family_cap)
+    return (_load_docs(corpus, "train", settings.max_docs, progress, **common),
+            _load_docs(corpus, "dev", settings.max_docs, progress, **common))
+
+
 def train_encoder(corpus: str, out_dir: str, settings: TrainSettings, progress: bool = True) -> EncoderConfig:
     """Train, keep the best epoch on dev, tune decoding on dev, and save a model to ``out_dir``; returns its config."""
+    t0 = time.time()
+    train_docs, dev_docs = load_training_docs(corpus, settings, progress)
+    return fit_encoder(train_docs, dev_docs, out_dir, settings, corpus, progress, t0)
+
+
+def _without(docs: list[LabelledDoc], families: set[str]) -> list[LabelledDoc]:
+    from hichunk.models.train.corpus.families import family_of
+
+    return [d for d in docs if family_of(d.corpus) not in families]
+
+
+def train_folds(corpus: str, out_dir: str, settings: TrainSettings, k: int, only: tuple[int, ...] = (),
+                progress: bool = True) -> list[EncoderConfig]:
+    """Leave-family-out models: the families of the corpus (and ``settings.labels``) dealt into ``k`` folds
+    (``hichunk.models.train.folds``), one model per fold trained without that fold's families, written to
+    ``out_dir/fold-NN`` beside ``out_dir/folds.json``. Documents are read once for all folds."""
+    from hichunk.models.train.folds import family_sizes, fold_dir, plan_folds, save_plan
+
+    plan = plan_folds(dict(family_sizes(corpus, settings.labels)), k)
+    save_plan(plan, out_dir)
+    train_docs, dev_docs = load_training_docs(corpus, settings, progress)
+    net_cfg = network_config(settings)
+    store = LineStore(net_cfg.buckets, net_cfg.features)
+    configs = []
+    for index in only or range(k):
+        t0 = time.time()
+        held = set(plan.held_out(index))
+        fold_settings = replace(settings, exclude_families=tuple(sorted(held)))
+        log.info("fold %d of %d: leaving out %s", index, k, ", ".join(sorted(held)))
+        config = fit_encoder(_without(train_docs, held), _without(dev_docs, held), fold_dir(out_dir, index),
+                             fold_settings, corpus, progress, t0, store)
+        configs.append(config)
+    return configs
+
+
+def fit_encoder(train_docs: list[LabelledDoc], dev_docs: list[LabelledDoc], out_dir: str, settings: TrainSettings,
+                corpus: str, progress: bool = True, t0: float | None = None,
+                store: LineStore | None = None) -> EncoderConfig:
+    """Train on ``train_docs``, keep the best epoch on ``dev_docs``, tune decoding there, save to ``out_dir``.
+
+    ``store`` may bring line features computed by an earlier run over the same documents (folds share one).
+    """
     import torch
     from tqdm import tqdm
 
-    from hichunk.models.encoder.features import N_CUES
-    from hichunk.models.encoder.net import LineLabeller, NetConfig
+    from hichunk.models.encoder.net import LineLabeller
 
-    t0 = time.time()
+    t0 = time.time() if t0 is None else t0
     torch.set_num_threads(settings.threads)
     torch.manual_seed(settings.seed)
     torch.use_deterministic_algorithms(True)
-    train_docs = _load_docs(corpus, "train", settings.max_docs, progress, settings.labels, settings.kinds)
-    dev_docs = _load_docs(corpus, "dev", settings.max_docs, progress, settings.labels, settings.kinds)
-    net_cfg = NetConfig(**{**settings.net, "n_cues": N_CUES})
+    net_cfg = network_config(settings)
     net = LineLabeller(net_cfg)
+    if net_cfg.sem_dim:
+        from hichunk.models.encoder.pieces import pretrained_table
+
+        with torch.no_grad():
+            net.pieces.weight.copy_(torch.from_numpy(pretrained_table()))
     opt = torch.optim.Adam(net.parameters(), lr=settings.lr)
     weights = torch.ones(net_cfg.max_level + 1)
     weights[1:] = settings.start_weight
@@ -234,7 +373,8 @@ def train_encoder(corpus: str, out_dir: str, settings: TrainSettings, progress: 
     if settings.max_steps is not None:
         total_steps = min(total_steps, settings.max_steps)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.05, 1.0 - step / max(total_steps, 1)))
-    store = LineStore(net_cfg.buckets)
+    fits = store is not None and (store.buckets, store.features) == (net_cfg.buckets, net_cfg.features)
+    store = store if fits else LineStore(net_cfg.buckets, net_cfg.features)
     step, best, history = 0, None, []
     bar = tqdm(total=total_steps, desc="training", unit="step", disable=not progress)
     for epoch, epoch_batches in enumerate(plan):
@@ -242,9 +382,9 @@ def train_encoder(corpus: str, out_dir: str, settings: TrainSettings, progress: 
         for batch in epoch_batches:
             if step >= total_steps:
                 break
-            ids, offsets, cues, labels, changes, lengths = _batch_tensors(batch, store, net_cfg.max_level,
-                                                                          net_cfg.rel_classes)
-            logits = net(ids, offsets, cues, lengths)
+            b = _batch_tensors(batch, store, net_cfg.max_level, net_cfg.rel_classes)
+            labels, changes, lengths = b["labels"], b["changes"], b["lengths"]
+            logits = net(b["ids"], b["offsets"], b["cues"], lengths, b.get("piece_ids"), b.get("piece_offsets"))
             flat = torch.cat([logits[i, :n] for i, n in enumerate(lengths)])
             loss = loss_fn(flat[:, :head], labels)
             if net_cfg.rel_classes and bool((changes != IGNORE).any()):

@@ -4,7 +4,7 @@ Chosen when an index is created (``IndexConfig(search="ann")``, ``--search ann``
 8-bit copies of the vectors and finds ``OVERSAMPLE`` x k candidates; their float32 vectors (the index's
 own, from its segments) are scored exactly, so every score a search reports is the exact dot product
 and only the candidate set is approximate. Why usearch, and the measured recall, latency, build time and
-memory of each library we tried: README, "Approximate search", and ``hichunk.bench.perf.retrieval_bench ann``.
+memory of each library we tried: docs/guides/scaling.md and ``hichunk.bench.perf.retrieval_bench ann``.
 
 Keys: every live row has a 64-bit key, ``segment sequence number << 32 | row``, so a graph survives
 commits that add or remove documents: removed rows are removed from the graph by key, new rows added.

