@@ -37,6 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     limits.add_argument("--workers", type=_positive, default=2, metavar="N",
                         help="worker processes for /chunk and /index/update: at most N such requests run at once, 8 "
                         "more wait, the rest get 503 (default: 2)")
+    limits.add_argument("--worker-nice", type=int, default=10, choices=range(0, 20), metavar="N",
+                        help="niceness added to the workers: queries keep their latency while documents are chunked "
+                        "and embedded; on a machine busy with other jobs this slows the workers a lot, 0 gives them "
+                        "the server's priority (default: 10)")
     limits.add_argument("--chunk-seconds", type=_seconds, default=120.0, metavar="S",
                         help="wall-clock limit of one /chunk request's work; past it the worker is killed and the "
                         "request gets 503 (default: 120)")
@@ -90,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
     defaults = ServiceSettings().limits
     settings = ServiceSettings(
         allow_update=args.allow_update, token=token, max_body=int(args.max_body_mb * 1024 * 1024),
-        body_timeout=args.body_timeout, workers=args.workers, chunk_seconds=args.chunk_seconds,
+        body_timeout=args.body_timeout, workers=args.workers, worker_nice=args.worker_nice,
+        chunk_seconds=args.chunk_seconds,
         update_seconds=args.update_seconds, batch_queries=not args.no_query_batching,
         limits=WorkLimits(args.max_chars, defaults.max_pages, defaults.max_paragraphs, defaults.max_inflated_bytes))
     serve(Index.open(args.index), args.host, args.port, log_level="warning" if not args.verbose else "info",

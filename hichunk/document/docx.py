@@ -26,6 +26,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from hichunk.document.cleanview import CleanBuilder
@@ -152,9 +153,40 @@ def _heading_level(paragraph: Any, style: _StyleInfo) -> int | None:
     return style.level
 
 
-def _runs(paragraph: Any) -> Iterator[Any]:
-    for item in paragraph.iter_inner_content():
-        yield from getattr(item, "runs", [item])
+@lru_cache(maxsize=1)
+def _tags() -> tuple[str, str, frozenset[str]]:
+    from docx.oxml.ns import qn
+
+    return qn("w:r"), qn("w:hyperlink"), frozenset(qn(t) for t in ("w:br", "w:cr", "w:noBreakHyphen", "w:ptab",
+                                                                     "w:t", "w:tab"))
+
+
+def _run(r: Any, paragraph: Any) -> Any:
+    from docx.text.run import Run
+
+    return Run(r, paragraph)
+
+
+class _Unset:
+    """A run or paragraph format that sets nothing (no w:rPr / w:pPr): every property is None."""
+
+    size = bold = italic = left_indent = first_line_indent = space_before = None
+
+    @property
+    def font(self) -> _Unset:
+        return self
+
+
+_PLAIN = _PLAIN_FORMAT = _Unset()
+
+
+def _runs(paragraph: Any) -> Iterator[tuple[Any, str]]:
+    """(run element, its text) of a paragraph in order, hyperlinks' runs in place: python-docx's runs and run
+    texts, found by walking the XML children instead of one XPath query per paragraph and per run."""
+    run_tag, link_tag, text_tags = _tags()
+    for child in paragraph._p:
+        for r in (child,) if child.tag == run_tag else (c for c in child if c.tag == run_tag) if child.tag == link_tag else ():
+            yield r, "".join(str(e) for e in r if e.tag in text_tags)
 
 
 def _para(paragraph: Any, styles: _Styles, default_size: float | None, row: int | None = None) -> _Para:
@@ -162,11 +194,12 @@ def _para(paragraph: Any, styles: _Styles, default_size: float | None, row: int 
     sizes: Counter[float] = Counter()
     visible = bold = italic = 0
     texts = []
-    for run in _runs(paragraph):
-        texts.append(run.text)  # the paragraph's text is its runs' (hyperlinks included), each read once
-        n = len(texts[-1].strip())
+    for r, text in _runs(paragraph):
+        texts.append(text)  # the paragraph's text is its runs' (hyperlinks included)
+        n = len(text.strip())
         if not n:
             continue
+        run = _run(r, paragraph) if r.rPr is not None else _PLAIN  # most runs set nothing of their own
         size = run.font.size or style.size
         if size is not None:
             sizes[round(size.pt, 1)] += n
@@ -175,7 +208,7 @@ def _para(paragraph: Any, styles: _Styles, default_size: float | None, row: int 
         visible += n
         bold += n * (run.bold if run.bold is not None else style.bold)
         italic += n * (run.italic if run.italic is not None else style.italic)
-    fmt = paragraph.paragraph_format
+    fmt = paragraph.paragraph_format if paragraph._p.pPr is not None else _PLAIN_FORMAT
     left = fmt.left_indent if fmt.left_indent is not None else style.left_indent
     first = fmt.first_line_indent if fmt.first_line_indent is not None else style.first_line_indent
     before = fmt.space_before if fmt.space_before is not None else style.space_before

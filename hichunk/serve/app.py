@@ -85,6 +85,7 @@ class ServiceSettings:
     max_body: int = MAX_BODY  # [--max-body-mb] bytes of one request body
     body_timeout: float = 60.0  # [--body-timeout] seconds for a whole request body to arrive
     workers: int = 2  # [--workers] worker processes for parsing, chunking and embedding
+    worker_nice: int = 10  # [--worker-nice] added to the workers' niceness (queries first; 0: equal priority)
     queue: int = 8  # requests that wait for a worker; more get 503
     chunk_seconds: float = 120.0  # [--chunk-seconds] wall-clock limit of one /chunk request's work
     update_seconds: float = 1800.0  # [--update-seconds] ... of one /index/update request's work
@@ -337,7 +338,7 @@ class Service:
         self.index = index
         self.settings = settings or ServiceSettings()
         self.lock = ReadWriteLock()
-        self.pool = WorkerPool(self.settings.workers)
+        self.pool = WorkerPool(self.settings.workers, self.settings.worker_nice)
         self.admission = Admission(self.settings.workers, self.settings.queue)
         self._threads = ThreadPoolExecutor(self.settings.workers, thread_name_prefix="hichunk-heavy")
         self._follow_lock = threading.Lock()
