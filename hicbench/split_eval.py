@@ -264,9 +264,6 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--per-group must be at least 1")
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
     try:
-        import torch
-
-        torch.set_num_threads(1)
         docs = load_benchmark_documents(args)
         if not docs:
             raise HichunkError("no documents to score")

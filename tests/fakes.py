@@ -45,3 +45,17 @@ class HashEmbedder(BatchedEmbedder):
 def chunk_document(doc: Document, method: str, options: ChunkOptions | None = None) -> ChunkTree:
     """Chunk by method name; the semantic chunker embeds with a ``HashEmbedder``."""
     return get_chunker(method, options, embedder=HashEmbedder()).chunk(doc)
+
+
+class SlowHashEmbedder(HashEmbedder):
+    """A ``HashEmbedder`` that takes ``delay`` seconds per batch, so a build lasts long enough to be disturbed."""
+
+    def __init__(self, batch_size: int = 16, delay: float = 0.3):
+        super().__init__(batch_size)
+        self.delay = delay
+
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        import time
+
+        time.sleep(self.delay)
+        return super()._encode(texts, is_query)

@@ -280,6 +280,7 @@ def test_the_graph_search_list_can_be_set_per_index(corpus, capsys):
     from hichunk.cli import main
 
     ann, exact = build("ann", "ann"), build("exact", "exact")
+    assert ann.ann_expansion == 8 and ann.ranker().expansion == 8  # a small graph: the shortest default list
     ann.ann_expansion = 2
     assert ann.ranker().expansion == 2
     same_results(exact, ann)
@@ -287,3 +288,9 @@ def test_the_graph_search_list_can_be_set_per_index(corpus, capsys):
         ann.ann_expansion = 0
     assert main(["query", "--index", "ann", "--ann-expansion", "3", "--budget", "30", "kites"]) == 2  # other embedder
     assert "built with embedder" in capsys.readouterr().err
+
+
+def test_the_default_search_list_grows_with_the_graph():
+    from hichunk.retrieval.index.ann import default_expansion
+
+    assert [default_expansion(n) for n in (10, 20_000, 100_000, 400_000, 1_000_000)] == [8, 8, 16, 32, 64]

@@ -26,6 +26,27 @@ def test_chunk_takes_a_path_a_string_or_a_document(tmp_path, guide_md):
         parse_document(guide_md, "markdown", "<text>"), "structure")
 
 
+@pytest.mark.parametrize("name", ["missing_file.md", "report.PDF", "notes.txt.gz", "docs/guide.rst", "my notes.docx"])
+def test_a_missing_file_name_is_an_error_not_a_tree_of_the_name(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(hichunk.HichunkError) as err:
+        hichunk.chunk(name, "structure")
+    assert str(err.value) == f"{name}: no such file (to chunk the string itself, pass text={name!r})"
+    forced = hichunk.chunk(text=name, method="structure")  # text= always chunks the string
+    assert forced.text == name and len(forced.leaves()) == 1
+    assert hichunk.chunk(parse_document(name), "structure").text == name  # so does a Document
+
+
+def test_sentences_and_files_without_a_document_extension_stay_text(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for text in ("Read notes.md before you start.", "see README.md\n", " spaced.md", "Version 2.1"):
+        assert hichunk.chunk(text, "structure").text == text
+    (tmp_path / "CHANGES").write_text("# Changes\n\nFirst release.\n", encoding="utf-8")
+    assert hichunk.chunk("CHANGES", "structure").text.startswith("# Changes")  # an existing file is read
+    with pytest.raises(hichunk.HichunkError, match="not both"):
+        hichunk.chunk("a.md", text="words")
+
+
 def test_default_method_is_the_model_and_merge_over_chunk_is_on(guide_md):
     tree = hichunk.chunk(guide_md, format="markdown")
     assert tree.meta["method"] == "hichunk"

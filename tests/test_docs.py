@@ -69,3 +69,20 @@ def test_readme_is_a_short_front_page_whose_links_exist():
     local = [link for link in links if "://" not in link]
     assert local, "the README links into the docs"
     assert [link for link in local if not (ROOT / link).exists()] == []
+
+
+def test_install_lines_work_from_a_checkout():
+    """hichunk is on no package index: the docs install it and its extras with pip install -e from the
+    checkout, and name the CPU wheel of torch for machines whose pip would take the CUDA build."""
+    pages = {p: p.read_text() for p in [ROOT / "README.md", *DOCS.rglob("*.md")]}
+    for path, text in pages.items():
+        for line in re.findall(r"pip install [^\n`]*", text):
+            assert "hichunk[" not in line or "which from a checkout reads" in text, f"{path.name}: {line}"
+    for page in (ROOT / "README.md", DOCS / "quickstart.md"):
+        text = page.read_text()
+        assert "pip install torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu" in text
+        assert "takes the CPU build" not in text
+    setup = re.findall(r"^pip install torch[^\n]*", (ROOT / "README.md").read_text(), re.M)
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert setup[1] in ci.splitlines(), "CI runs the README's set-up command 2 verbatim"
+    assert setup[0] == "pip install torch==2.13.0 && pip install -e . && hichunk demo"

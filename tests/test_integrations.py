@@ -43,11 +43,13 @@ def index(files, monkeypatch):
     return idx
 
 
-def check_span(text: str, content: str, meta: dict) -> None:
+def check_span(text: str, content: str, meta: dict, root_is_node: bool = False) -> None:
+    """``root_is_node``: LlamaIndex nodes, where the root (the document) is a node and the parent of the top."""
     assert text[meta["start_index"] : meta["end_index"]] == content
     assert meta["node_path"][-1] == meta["node_id"] and meta["id"] == f"{meta['source']}#{meta['node_id']}"
     assert meta["node_path"][0] == 0
-    assert meta["parent_id"] == (f"{meta['source']}#{meta['node_path'][-2]}" if len(meta["node_path"]) > 2 else None)
+    top = 1 if root_is_node else 2
+    assert meta["parent_id"] == (f"{meta['source']}#{meta['node_path'][-2]}" if len(meta["node_path"]) > top else None)
 
 
 def check_passages_exact(items, index) -> None:
@@ -111,15 +113,18 @@ def test_langchain_retriever_sync_async_and_in_a_chain(index):
 
     from hichunk.integrations.langchain import HiChunkRetriever
 
-    retriever = HiChunkRetriever(index=index, budget=40)
+    retriever = HiChunkRetriever(index=index, budget=40, content="raw")
     assert isinstance(retriever, BaseRetriever) and retriever.options == FillOptions(budget=40)
+    default = HiChunkRetriever(index=index, budget=60)  # LLM-ready text by default: no markup
+    assert default.content == "context" and all("<" not in d.page_content for d in default.invoke("fry the fish"))
     docs = retriever.invoke("fry the fish")
     check_passages_exact([(d.page_content, d.metadata) for d in docs], index)
     expected = index.search("fry the fish", FillOptions(budget=40))
     assert [(d.metadata["source"], d.metadata["node_id"]) for d in docs] == [(p.doc, p.node) for p in expected.passages]
     assert sum(d.metadata["tokens"] for d in docs) <= 40
     assert [d.page_content for d in asyncio.run(retriever.ainvoke("fry the fish"))] == [d.page_content for d in docs]
-    merged = HiChunkRetriever(index=index, options=FillOptions(budget=400)).invoke("install and use the guide basics")
+    merged = HiChunkRetriever(index=index, options=FillOptions(budget=400), content="raw").invoke(
+        "install and use the guide basics")
     check_passages_exact([(d.page_content, d.metadata) for d in merged], index)
     assert any(d.metadata["merged"] for d in merged)
     context = HiChunkRetriever(index=index, budget=60, content="context")
@@ -158,10 +163,12 @@ def test_llama_index_parser_links_the_whole_tree():
     for name, text in SOURCES.items():
         tree = parser.chunk_tree(text, name, format_of({"file_path": name}, None))
         mine = [n for n in nodes if n.ref_doc_id == name]
-        assert len(mine) == len(tree.nodes) - 1  # every node but the root (the document itself)
+        assert len(mine) == len(tree.nodes)  # every node, the root (the document itself, holding the tree) too
+        root = [n for n in mine if n.metadata["kind"] == "root"]
+        assert len(root) == 1 and root[0].node_id == f"{name}#0" and "hichunk_tree" in root[0].metadata
     for n in nodes:
         text = SOURCES[n.ref_doc_id]
-        check_span(text, n.text, n.metadata)
+        check_span(text, n.text, n.metadata, root_is_node=True)
         assert (n.start_char_idx, n.end_char_idx) == (n.metadata["start_index"], n.metadata["end_index"])
         parent = n.relationships.get(NodeRelationship.PARENT)
         assert (parent.node_id if parent else None) == n.metadata["parent_id"]
@@ -198,7 +205,7 @@ def test_llama_index_auto_merging_retriever_on_our_nodes():
     assert len(merged) < len(leaves) and {n.node_id for n in get_root_nodes(nodes)} <= {r.node.node_id for r in merged}
     covered = set()
     for r in merged:  # all leaves retrieved: merged into sections that still cover every leaf once
-        check_span(SOURCES["guide.md"], r.node.get_content(), r.node.metadata)
+        check_span(SOURCES["guide.md"], r.node.get_content(), r.node.metadata, root_is_node=True)
         covered |= {n.node_id for n in leaves if r.node.start_char_idx <= n.start_char_idx < r.node.end_char_idx}
     assert covered == {n.node_id for n in leaves}
     some = AutoMergingRetriever(vectors.as_retriever(similarity_top_k=2), storage).retrieve("install")
@@ -212,8 +219,8 @@ def test_llama_index_retriever_over_a_hichunk_index(index):
 
     from hichunk.integrations.llama_index import HiChunkRetriever
 
-    retriever = HiChunkRetriever(index, budget=50)
-    assert isinstance(retriever, BaseRetriever)
+    retriever = HiChunkRetriever(index, budget=50, content="raw")
+    assert isinstance(retriever, BaseRetriever) and HiChunkRetriever(index).content == "context"
     found = retriever.retrieve("fry the fish in oil")
     check_passages_exact([(n.node.get_content(), n.node.metadata) for n in found], index)
     expected = index.search("fry the fish in oil", FillOptions(budget=50))
@@ -243,8 +250,8 @@ def test_retrievers_give_page_ranges_for_pdfs(tmp_path, monkeypatch):
     index = Index.memory(IndexConfig(leaf_tokens=40, method="structure"), embedder=HashEmbedder())
     index.add_paths(["book.pdf", "guide.md"])
     tree = index.tree("book.pdf")
-    docs = LangChainRetriever(index=index, budget=300).invoke("chunk tree retrieval budget merge")
-    nodes = LlamaIndexRetriever(index, budget=300).retrieve("chunk tree retrieval budget merge")
+    docs = LangChainRetriever(index=index, budget=300, content="raw").invoke("chunk tree retrieval budget merge")
+    nodes = LlamaIndexRetriever(index, budget=300, content="raw").retrieve("chunk tree retrieval budget merge")
     assert [d.metadata for d in docs] == [n.node.metadata for n in nodes]
     pdf = [d for d in docs if d.metadata["source"] == "book.pdf"]
     assert pdf

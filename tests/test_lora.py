@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 
@@ -181,16 +180,14 @@ def test_tiny_lora_run_trains_saves_reloads_and_chunks(tiny_base, tiny_corpus, t
     from safetensors.torch import load_file
 
     from hichunk.chunkers import ChunkOptions, get_chunker
-    from hichunk.cli.sft import register
+    from hichunk.cli import build_parser
     from hichunk.document import parse_document
     from hichunk.models.adapter import AdapterMeta
     from hichunk.models.registry import ModelSettings, load_model
     from hichunk.models.train.lora import recipe_from, train_lora
 
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers())
     out = tmp_path / "adapter"
-    args = parser.parse_args(["sft", "train", "--corpus", tiny_corpus, "--base", tiny_base, "--out", str(out),
+    args = build_parser().parse_args(["sft", "train", "--corpus", tiny_corpus, "--base", tiny_base, "--out", str(out),
                               "--max-tokens", "1024", "--windows", "6", "--max-steps", "2", "--dtype", "fp32", "-q"])
     assert args.handler(args) == 0
     report = json.loads(capsys.readouterr().out)
@@ -214,12 +211,10 @@ def test_tiny_lora_run_trains_saves_reloads_and_chunks(tiny_base, tiny_corpus, t
 
 
 def test_sft_data_command_writes_jsonl(tiny_base, tiny_corpus, tmp_path, capsys):
-    from hichunk.cli.sft import register
+    from hichunk.cli import build_parser
 
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers())
     path = tmp_path / "train.jsonl"
-    args = parser.parse_args(["sft", "data", "--corpus", tiny_corpus, "--base", tiny_base, "--out", str(path),
+    args = build_parser().parse_args(["sft", "data", "--corpus", tiny_corpus, "--base", tiny_base, "--out", str(path),
                               "--windows", "4", "--max-tokens", "900", "-q"])
     assert args.handler(args) == 0
     assert json.loads(capsys.readouterr().out)["windows"] == 4

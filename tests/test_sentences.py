@@ -1,3 +1,5 @@
+import pytest
+
 from hichunk.document import parse_document
 from hichunk.sentences import glue_short, is_chinese, split_line, split_sentences, truncate_for_model
 
@@ -56,3 +58,42 @@ def test_truncation_is_language_aware():
     assert truncate_for_model("中" * 150, max_chars_zh=20) == "中" * 20
     assert is_chinese("这是一个很长的中文句子 with English") is True
     assert is_chinese("English with 中文") is False
+
+
+def test_punkt_splits_as_nltks_own_punkt_does():
+    """The dependency-free Punkt we run gives NLTK's spans (NLTK itself is only the oracle here)."""
+    import glob
+    import os
+    from collections import defaultdict
+
+    nltk_punkt = pytest.importorskip("nltk.tokenize.punkt")
+    from punkt.data import english
+
+    from hichunk.sentences import punkt_tokenizer
+
+    params = nltk_punkt.PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES)
+    params.collocations = set(english.COLLOCATIONS)
+    params.sent_starters = set(english.SENT_STARTERS)
+    params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
+    reference = nltk_punkt.PunktSentenceTokenizer(params)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files = glob.glob(os.path.join(root, "hichunk", "samples", "*.md")) + glob.glob(os.path.join(root, "docs", "**", "*.md"),
+                                                                                      recursive=True)
+    paragraphs = [p for f in files for p in open(f, encoding="utf-8").read().split("\n") if len(p) > 40]
+    paragraphs += ["Dr. Smith went to Washington D.C. on Jan. 5. He arrived at 3 p.m. and left.",
+                   "See Fig. 3 and Sec. 2.1 for details, e.g. the U.S. case. Then stop."]
+    assert len(paragraphs) > 100
+    for p in paragraphs:
+        assert list(punkt_tokenizer().span_tokenize(p)) == list(reference.span_tokenize(p)), p
+
+
+def test_splitting_sentences_never_imports_nltk():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom hichunk.sentences import split_line\n"
+            "assert len(split_line('Dr. Smith went home. He was tired. It was late.')) == 3\n"
+            "assert 'nltk' not in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -1,6 +1,6 @@
 """PDF speed: extraction and parsing throughput, and whole-chunking seconds per 30-page PDF.
 
-    python -m hichunk.bench.perf.pdf_speed --pdfs /work/data/raw/r-doc-pdf --threads 2
+    python -m hichunk.bench.perf.pdf_speed --pdfs /work/data/raw/r-doc-pdf
 
 For every PDF under ``--pdfs``: PDFium extraction alone (``read_pdf``), the
 whole parse (extraction, layout analysis, clean view: ``parse_pdf``) and the
@@ -76,16 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m hichunk.bench.perf.pdf_speed", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pdfs", required=True, help="folder walked for *.pdf")
     ap.add_argument("--repeats", type=int, default=3, help="runs per file; the median counts")
-    ap.add_argument("--threads", type=int, default=2, help="torch threads for the model (default 2)")
     ap.add_argument("--method", default="hichunk")
     ap.add_argument("--pages", type=int, default=30, help="pages per slice for the per-document timing")
     ap.add_argument("--slices", type=int, default=4, help="slices per file at most")
     ap.add_argument("--json", metavar="OUT", help="also write every measurement here")
     args = ap.parse_args(argv)
 
-    import torch
-
-    torch.set_num_threads(args.threads)
     from hichunk.chunkers import ChunkOptions
     from hichunk.document.pdf import parse_pdf, read_pdf
     from hichunk.retrieval.chunking import get_chunker
@@ -126,13 +122,13 @@ def main(argv: list[str] | None = None) -> int:
               f"MB/s {fmt_ci([r['mb'] / r[key] for r in rows], digits=3)}")
     if per_slice:
         share = [s["extract_s"] / s["chunk_s"] for s in per_slice]
-        print(f"{args.pages}-page PDFs ({args.method}, {args.threads} threads): whole chunking seconds "
+        print(f"{args.pages}-page PDFs ({args.method}): whole chunking seconds "
               f"{fmt_ci([s['chunk_s'] for s in per_slice])}; extraction seconds {fmt_ci([s['extract_s'] for s in per_slice])}; "
               f"extraction share {fmt_ci(share, digits=2)}")
     if args.json:
         summary = {key: bootstrap_ci([r["pages"] / r[key] for r in rows]) for key in ("extract_s", "parse_s", "chunk_s")}
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"files": rows, "slices": per_slice, "pages_per_s": summary, "threads": args.threads,
+            json.dump({"files": rows, "slices": per_slice, "pages_per_s": summary,
                        "method": args.method, "repeats": args.repeats}, fh, indent=1)
     return 0
 

@@ -21,6 +21,9 @@ METHODS: dict[str, str] = {
     "semantic": "hichunk.chunkers.semantic:SemanticChunker",
 }
 
+# Methods whose chunker takes progress=True: a bar on stderr while one long document is chunked.
+PROGRESS_METHODS = ("hichunk", "semantic")
+
 
 def check_method(method: str) -> str:
     """``method`` when it names a chunker (see ``METHODS``), else HichunkError; imports nothing."""
@@ -41,4 +44,4 @@ def chunk_document(doc: Document, method: str = DEFAULT_METHOD, options: ChunkOp
     return get_chunker(method, options, **extra).chunk(doc)
 
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "ChunkOptions", "Chunker", "check_method", "chunk_document", "get_chunker"]
+__all__ = ["DEFAULT_METHOD", "METHODS", "PROGRESS_METHODS", "ChunkOptions", "Chunker", "check_method", "chunk_document", "get_chunker"]

@@ -7,6 +7,7 @@ from typing import Protocol
 
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
+from hichunk.token_table import TokenTable
 from hichunk.tokens import Tokenizer, load_tokenizer
 from hichunk.tree.build import Boundary, build_tree
 from hichunk.tree.leaves import enforce_limit
@@ -52,10 +53,14 @@ class Chunker(Protocol):
     def chunk(self, doc: Document) -> ChunkTree: ...
 
 
-def flat_tree(doc: Document, cuts: list[int], options: ChunkOptions, meta: dict) -> ChunkTree:
-    """A one-level tree whose chunks are the leaves, each at most ``leaf_tokens`` tokens."""
+def flat_tree(doc: Document, cuts: list[int], options: ChunkOptions, meta: dict, table: TokenTable | None = None) -> ChunkTree:
+    """A one-level tree whose chunks are the leaves, each at most ``leaf_tokens`` tokens.
+
+    ``table``: the clean view's token table, when the chunker made one to find its cuts.
+    """
+    table = table or TokenTable(doc.clean, options.tokenizer)
     bounds = [0, *cuts, len(doc.clean)]
-    spans, counts = enforce_limit(doc.clean, [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a], options.leaf_tokens, options.tokenizer)
+    spans, counts = enforce_limit(table, [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a], options.leaf_tokens)
     boundaries = [Boundary(a, 1) for a, _ in spans]
     known = {a: n for (a, _), n in zip(spans, counts)}
-    return build_tree(doc, boundaries, options.tokenizer, None, None, dict(meta, chunk_tokens=options.leaf_tokens), known)
+    return build_tree(doc, boundaries, options.tokenizer, None, None, dict(meta, chunk_tokens=options.leaf_tokens), known, table)

@@ -13,13 +13,14 @@ import math
 import numpy as np
 
 from hichunk.chunkers.base import ChunkOptions, flat_tree
-from hichunk.chunkers.fixed import windows
 from hichunk.document.model import Document
-from hichunk.tokens import Tokenizer, cut_after_space
+from hichunk.token_table import TokenTable
+from hichunk.tokens import cut_after_space
 from hichunk.tree.model import ChunkTree
 
 _GEAR = np.random.default_rng(20250914).integers(0, 2**63, size=1 << 16, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
 _HASH_SPAN = 64  # a uint64 gear hash forgets tokens older than this
+_HASH_BLOCK = 1 << 18  # tokens hashed at a time (bounded memory on huge texts)
 
 
 def gear_hash(ids: np.ndarray) -> np.ndarray:
@@ -31,29 +32,25 @@ def gear_hash(ids: np.ndarray) -> np.ndarray:
     return h
 
 
-def candidate_tokens(text: str, tokenizer: Tokenizer, bits: int) -> tuple[np.ndarray, list[int]]:
-    """Token start offsets of the whole text, and the indexes of tokens whose hash qualifies."""
-    all_starts: list[np.ndarray] = []
+def candidate_tokens(ids: np.ndarray, bits: int) -> list[int]:
+    """Indexes of the tokens whose hash qualifies (hashed block by block, each with the history it needs)."""
     candidates: list[int] = []
-    seen = 0
-    history = np.zeros(0, dtype=np.int64)
     shift = np.uint64(64 - bits)
-    dtype = np.int32 if len(text) < 2**31 else np.int64
-    for offset, piece in windows(text):
-        ids, starts = tokenizer.encode(piece)
-        context = np.concatenate([history, ids])
-        h = gear_hash(context)[len(history) :]
-        candidates.extend((np.nonzero((h >> shift) == 0)[0] + seen).tolist())
-        all_starts.append((starts + offset).astype(dtype))
-        seen += len(ids)
-        history = context[-(_HASH_SPAN - 1) :]
-    return np.concatenate([np.zeros(0, dtype=dtype), *all_starts]), candidates
+    for first in range(0, len(ids), _HASH_BLOCK):
+        lead = max(0, first - (_HASH_SPAN - 1))
+        h = gear_hash(ids[lead : first + _HASH_BLOCK])[first - lead :]
+        candidates.extend((np.nonzero((h >> shift) == 0)[0] + first).tolist())
+    return candidates
 
 
-def cdc_cuts(text: str, tokenizer: Tokenizer, min_tokens: int, max_tokens: int, avg_extra: int) -> list[int]:
-    """Cut offsets: a hash hit at least ``min_tokens`` after the last cut, forced at ``max_tokens``."""
+def cdc_cuts(table: TokenTable, min_tokens: int, max_tokens: int, avg_extra: int) -> list[int]:
+    """Cut offsets: a hash hit at least ``min_tokens`` after the last cut, forced at ``max_tokens``.
+
+    ``table`` must keep its token ids (``keep_ids=True``).
+    """
     bits = max(1, round(math.log2(max(2, avg_extra))))
-    starts, candidates = candidate_tokens(text, tokenizer, bits)
+    text, starts = table.text, table.all_starts
+    candidates = candidate_tokens(table.ids, bits)
     cut_tokens: list[int] = []
     last = 0
     ci = 0
@@ -86,5 +83,6 @@ class CDCChunker:
 
     def chunk(self, doc: Document) -> ChunkTree:
         opts = self.options
-        cuts = cdc_cuts(doc.clean, opts.tokenizer, self.min_tokens, opts.leaf_tokens, self.avg_extra)
-        return flat_tree(doc, cuts, opts, {"method": self.name, "min_tokens": self.min_tokens})
+        table = TokenTable(doc.clean, opts.tokenizer, keep_ids=True)
+        cuts = cdc_cuts(table, self.min_tokens, opts.leaf_tokens, self.avg_extra)
+        return flat_tree(doc, cuts, opts, {"method": self.name, "min_tokens": self.min_tokens}, table)

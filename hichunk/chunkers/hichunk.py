@@ -26,6 +26,7 @@ from hichunk.engine import (
 )
 from hichunk.protocol import SplitPointModel
 from hichunk.sentences import split_sentences
+from hichunk.token_table import TokenTable
 from hichunk.tree.build import Boundary, build_tree
 from hichunk.tree.levels import fold_levels, merge_over_chunk
 from hichunk.tree.model import ChunkTree
@@ -72,7 +73,8 @@ class HichunkChunker:
         if opts.hints == "use":
             bounds = merge_with_headings(relative_headings(doc), bounds)
         bounds = fold_levels(bounds, opts.max_level)
+        table = TokenTable(doc.clean, opts.tokenizer)
         if opts.merge_over_chunk:
-            bounds = merge_over_chunk(bounds, doc.clean, opts.tokenizer, opts.leaf_tokens)
+            bounds = merge_over_chunk(bounds, doc.clean, opts.tokenizer, opts.leaf_tokens, table)
         meta = {"method": self.name, "hints": opts.hints, **summary}
-        return build_tree(doc, bounds, opts.tokenizer, sentences, opts.leaf_tokens, meta)
+        return build_tree(doc, bounds, opts.tokenizer, sentences, opts.leaf_tokens, meta, table=table)

@@ -13,7 +13,7 @@ from bisect import bisect_left, bisect_right
 from hichunk.chunkers.base import ChunkOptions, flat_tree
 from hichunk.document.model import Document
 from hichunk.sentences import split_line
-from hichunk.tokens import Tokenizer
+from hichunk.token_table import TokenTable
 from hichunk.tree.leaves import cut_by_tokens
 from hichunk.tree.model import ChunkTree
 
@@ -22,18 +22,19 @@ _MAX_CHARS_PER_TOKEN = 64
 
 
 class _Splitter:
-    def __init__(self, doc: Document, tokenizer: Tokenizer, size: int):
-        self.doc, self.tokenizer, self.size = doc, tokenizer, size
+    def __init__(self, doc: Document, table: TokenTable, size: int):
+        self.doc, self.table, self.size = doc, table, size
         lines = doc.lines
-        self.line_starts = [ln.clean_start for ln in lines if not ln.is_blank]
-        self.para_starts = [ln.clean_start for i, ln in enumerate(lines) if not ln.is_blank and i and lines[i - 1].is_blank]
+        blank = [ln.is_blank for ln in lines]
+        self.line_starts = [ln.clean_start for ln, b in zip(lines, blank) if not b]
+        self.para_starts = [ln.clean_start for i, ln in enumerate(lines) if not blank[i] and i and blank[i - 1]]
         self.all_line_starts = [ln.clean_start for ln in lines]
 
     def tokens(self, a: int, b: int) -> int:
         """Token count, or a value over the size for spans too long to fit (not worth counting)."""
         if b - a > self.size * _MAX_CHARS_PER_TOKEN:
             return self.size * _MAX_CHARS_PER_TOKEN
-        return self.tokenizer.count(self.doc.clean[a:b])
+        return self.table.count(a, b)
 
     def cuts(self, a: int, b: int, level: int) -> list[int]:
         if level == 0:
@@ -43,7 +44,7 @@ class _Splitter:
         elif level == 2:
             return self.sentence_cuts(a, b)
         else:
-            return cut_by_tokens(self.doc.clean, a, b, self.size, self.tokenizer)
+            return cut_by_tokens(self.table, a, b, self.size)
         return starts[bisect_right(starts, a) : bisect_left(starts, b)]
 
     def sentence_cuts(self, a: int, b: int) -> list[int]:
@@ -84,9 +85,9 @@ class _Splitter:
         return out
 
 
-def recursive_cuts(doc: Document, tokenizer: Tokenizer, size: int) -> list[int]:
-    """Chunk start offsets (after the first) of the recursive splitter."""
-    pieces = _Splitter(doc, tokenizer, size).split(0, len(doc.clean))
+def recursive_cuts(doc: Document, table: TokenTable, size: int) -> list[int]:
+    """Chunk start offsets (after the first) of the recursive splitter (``table``: the clean view's tokens)."""
+    pieces = _Splitter(doc, table, size).split(0, len(doc.clean))
     return [a for a, _, _ in pieces[1:]]
 
 
@@ -98,4 +99,5 @@ class RecursiveChunker:
 
     def chunk(self, doc: Document) -> ChunkTree:
         opts = self.options
-        return flat_tree(doc, recursive_cuts(doc, opts.tokenizer, opts.leaf_tokens), opts, {"method": self.name})
+        table = TokenTable(doc.clean, opts.tokenizer)
+        return flat_tree(doc, recursive_cuts(doc, table, opts.leaf_tokens), opts, {"method": self.name}, table)

@@ -11,7 +11,6 @@ from contextlib import ExitStack
 from hichunk.cli.options import (
     add_chunk_options,
     add_input_options,
-    add_model_options,
     chunk_options_from,
     input_paths,
     load_input,
@@ -38,8 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories ('-' reads standard input)")
     p.add_argument("--format", default="tree", choices=FORMATS, help="output format (default: tree)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
-    add_chunk_options(p)
-    add_model_options(p)
+    add_chunk_options(p, models=True)
     add_input_options(p)
     p.set_defaults(handler=run)
 
@@ -47,12 +45,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from hichunk.chunkers import PROGRESS_METHODS
     from hichunk.retrieval.chunking import get_chunker
 
     paths = input_paths(args.paths, args)
     method = args.method
     with ExitStack() as stack:
         extra = _model_run(args, stack) if method == "hichunk" else {}
+        if method in PROGRESS_METHODS:
+            extra["progress"] = not args.quiet
         if method != "hichunk" and (args.model or args.endpoint):
             raise HichunkError(f"--model and --endpoint only apply to the hichunk method, not {method}")
         chunker = get_chunker(method, chunk_options_from(args), **extra)
@@ -78,8 +79,7 @@ def _model_run(args: argparse.Namespace, stack: ExitStack) -> dict:
     from hichunk.engine import EngineSettings, PredictionCache
 
     extra: dict = {"model": model_from(args), "settings": EngineSettings(window_tokens=args.window, recurrent=args.recurrent,
-                                                                  document_levels=args.levels == "document"),
-                   "progress": not args.quiet}
+                                                                  document_levels=args.levels == "document")}
     if not args.no_cache:
         extra["cache"] = PredictionCache()
         stack.callback(extra["cache"].close)

@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from hichunk.document import load_document
     from hichunk.retrieval import FillOptions, Index, IndexConfig
     from hichunk.tree import render_tree
+    from hichunk.wording import counted
 
     doc = load_document(args.document)
     tree = chunk_document(doc, "hichunk", ChunkOptions(hints=args.hints))
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="hichunk-demo-") as folder:
         index = Index.create(os.path.join(folder, "idx"), IndexConfig(hints=args.hints))
         report = index.add_paths([args.document])
-        print(f"\n== 2. index: {report.leaves} leaves embedded with {index.embedder.id}\n")
+        print(f"\n== 2. index: {counted(report.leaves, 'leaf', 'leaves')} embedded with {index.embedder.id}\n")
         result = index.search(args.question, FillOptions(budget=args.budget))
 
     print(f"== 3. query, budget {result.budget} tokens, Auto-Merge on: {args.question}\n")
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         how = "merged section" if p.merged else p.kind
         title = " > ".join(p.titles) or "(untitled)"
         print(f"  rank {p.rank:>2}  {how:<14} {p.tokens:>4} tok  chars {p.start}-{p.end}  {title}")
-    print(f"\n  {len(result.merges)} merges, {result.tokens} of {result.budget} tokens used\n")
+    print(f"\n  {counted(len(result.merges), 'merge')}, {result.tokens} of {result.budget} tokens used\n")
     print("== context\n")
     print(result.context)
     return 0

@@ -16,7 +16,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "reuses every embedding already computed.")
     actions = p.add_subparsers(dest="index_action", metavar="ACTION")
 
-    build = actions.add_parser("build", help="index documents (creates the index; re-indexes changed documents)")
+    build = actions.add_parser("build", help="index documents (creates the index; re-indexes changed documents)",
+                               description="Create the index (or open it, when its settings are the same), then chunk "
+                               "the documents, embed their leaves and commit. Method hichunk chunks with the shipped "
+                               "split-point model; to index with another model, chunk with hichunk chunk --model and "
+                               "add the trees from Python (Index.add_trees).")
     build.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     _index_arg(build)
     _config_options(build)
@@ -33,8 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     _report_options(update)
     update.set_defaults(handler=run_update)
 
-    remove = actions.add_parser("remove", help="remove documents by id (as `index info` lists them)")
-    remove.add_argument("ids", nargs="+", metavar="ID")
+    remove = actions.add_parser("remove", help="remove documents by id (hichunk index info --docs lists them)",
+                                description="Remove documents, their trees and their vectors from the index, in one "
+                                "commit. A document's id is its path as the build named it, relative to the directory "
+                                "the build ran in (hichunk index info --docs lists them).")
+    remove.add_argument("ids", nargs="+", metavar="ID", help="document ids (hichunk index info --docs lists them)")
     _index_arg(remove)
     _report_options(remove)
     remove.set_defaults(handler=run_remove)
@@ -51,7 +58,7 @@ def _index_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _ray_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("distributed (extra ray: pip install \"hichunk[ray]\")")
+    g = p.add_argument_group("distributed (extra ray: pip install -e \".[ray]\" from the checkout)")
     g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="chunk and embed on Ray: no ADDRESS starts a local Ray, 'auto' joins the running cluster, "
                    "or a Ray address (ray://HOST:10001); the documents must be readable by every worker at the "
@@ -82,6 +89,10 @@ def _config_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--search", default="exact", choices=["exact", "ann"],
                    help="exact: dot products with every leaf (default; right up to ~10^5 leaves); ann: an HNSW graph "
                    "(usearch, extra ann) whose candidates are re-scored exactly, for large indexes")
+    g.add_argument("--store", default="", metavar="embedded|URI",
+                   help="keep leaves, vectors and trees in a LanceDB database (extra lancedb): 'embedded' inside the "
+                   "--index directory, or a URI many machines share (s3://bucket/path, gs://..., az://..., a shared "
+                   "path, db://NAME for LanceDB Cloud/Enterprise); default: the index directory's own files")
 
 
 def _inputs(paths: list[str], args: argparse.Namespace) -> list[str]:
@@ -137,23 +148,37 @@ def _print_report(report, args: argparse.Namespace, verb: str) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
     else:
-        counts = ", ".join(f"{report.count(s)} {s}" for s in ("added", "updated", "unchanged", "removed", "failed") if report.count(s))
-        line = f"{verb}: {counts or 'nothing to do'}; {report.leaves} leaves embedded ({report.encoded} encoded, {report.cache_hits} from the cache)"
-        if report.seconds:
-            line += f" in {report.seconds:.1f}s (encoder {report.encode_seconds:.1f}s)"
-        print(line)
-        for d in report.docs:
-            if d.status == "updated":
-                print(f"  {d.doc}: {d.leaves} leaves, {d.encoded} re-embedded, recompute ratio R = {d.recompute_ratio:.3f}")
-            elif d.status == "failed":
-                print(f"  {d.doc}: failed: {d.error}", file=sys.stderr)
-        if report.recompute_ratio is not None:
-            print(f"recompute ratio R over updated documents: {report.recompute_ratio:.3f} "
-                  f"({report.missing_input_tokens} of {report.new_input_tokens} input tokens new)")
+        _print_summary(report, verb)
     failed = report.count("failed")
     if failed and failed == len(report.docs):
         return 2
     return 1 if failed else 0
+
+
+def _print_summary(report, verb: str) -> None:
+    from hichunk.wording import counted
+
+    if verb == "index remove":
+        gone = sum(d.leaves for d in report.docs)
+        print(f"{verb}: {counted(len(report.docs), 'document')} removed ({counted(gone, 'leaf', 'leaves')})")
+        return
+    counts = ", ".join(f"{report.count(s)} {s}" for s in ("added", "updated", "unchanged", "failed") if report.count(s))
+    line = f"{verb}: {counts or 'nothing to do'}"
+    if report.leaves:
+        line += (f"; {counted(report.leaves, 'leaf', 'leaves')} embedded ({report.encoded} encoded, "
+                 f"{report.cache_hits} from the cache)")
+    if report.seconds:
+        line += f" in {report.seconds:.1f}s (encoder {report.encode_seconds:.1f}s)"
+    print(line)
+    for d in report.docs:
+        if d.status == "updated":
+            print(f"  {d.doc}: {counted(d.leaves, 'leaf', 'leaves')}, {d.encoded} re-embedded, "
+                  f"recompute ratio R = {d.recompute_ratio:.3f}")
+        elif d.status == "failed":
+            print(f"  {d.doc}: failed: {d.error}", file=sys.stderr)
+    if report.recompute_ratio is not None:
+        print(f"recompute ratio R over updated documents: {report.recompute_ratio:.3f} "
+              f"({report.missing_input_tokens} of {report.new_input_tokens} input tokens new)")
 
 
 def run_build(args: argparse.Namespace) -> int:
@@ -162,7 +187,7 @@ def run_build(args: argparse.Namespace) -> int:
     config = IndexConfig(embedder=args.embedder, breadcrumb=not args.no_breadcrumb, method=args.method,
                          leaf_tokens=args.leaf_tokens, max_level=args.max_level,
                          merge_over_chunk=args.merge_over_chunk, hints=args.hints, tokenizer=args.tokenizer or "",
-                         search=args.search)
+                         search=args.search, store=args.store)
     _check_ray(args)
     found = _inputs(args.paths, args)  # inputs needing a missing extra are refused before the index exists
     index = Index.create(args.index, config)
@@ -190,10 +215,13 @@ def run_info(args: argparse.Namespace) -> int:
 
     index = Index.open(args.index)
     info = {"index": args.index, "documents": len(index), "leaves": index.n_leaves, "config": asdict(index.config),
-            "embedder_id": index.store.embedder_id, "segments": len(index.store.manifest["segments"]),
-            "generation": index.generation, "root": index.root}
-    if index.store.manifest.get("ann"):
-        info["ann"] = index.store.manifest["ann"]
+            "embedder_id": index.store.embedder_id, "generation": index.generation, "root": index.root}
+    if hasattr(index.store, "manifest"):  # the directory format
+        info["segments"] = len(index.store.manifest["segments"])
+        if index.store.manifest.get("ann"):
+            info["ann"] = index.store.manifest["ann"]
+    else:
+        info.update(index.store.info())
     if args.docs:
         info["docs"] = {k: {"source": v["source"], "leaves": v["leaves"]} for k, v in sorted(index.docs.items())}
     print(json.dumps(info, ensure_ascii=False, indent=1))

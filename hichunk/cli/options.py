@@ -16,13 +16,15 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
                        help="what to do with undecodable bytes (default: strict, i.e. refuse the file)")
 
 
-def add_chunk_options(parser: argparse.ArgumentParser, title: str = "chunking") -> None:
+def add_chunk_options(parser: argparse.ArgumentParser, title: str = "chunking", models: bool = False) -> None:
+    """The chunking knobs; ``models`` adds the options that choose the split-point model (``hichunk chunk``),
+    and the help then names them (an index always chunks with the shipped model)."""
     from hichunk.chunkers import DEFAULT_METHOD, METHODS, ChunkOptions
 
     group = parser.add_argument_group(title)
+    which = "the shipped offline one unless --model/--endpoint is given" if models else "the shipped offline one"
     group.add_argument("--method", default=DEFAULT_METHOD, choices=list(METHODS),
-                       help=f"chunking method (default: {DEFAULT_METHOD}; hichunk = the split-point model, "
-                       "the shipped offline one unless --model/--endpoint is given)")
+                       help=f"chunking method (default: {DEFAULT_METHOD}; hichunk = the split-point model, {which})")
     group.add_argument("--hints", default="use", choices=["use", "ignore"],
                        help="use: trust explicit headings (Markdown/HTML/reST/DOCX, PDF bookmarks); ignore: infer structure from content")
     group.add_argument("--leaf-tokens", type=_leaf_size, default=200, metavar="N",
@@ -34,12 +36,15 @@ def add_chunk_options(parser: argparse.ArgumentParser, title: str = "chunking") 
                        help="merge a chunk with the deeper chunks after it when together they fit in one leaf, as the "
                        "reference does before indexing (default: on; --no-merge-over-chunk keeps every predicted "
                        "split point, e.g. to score them)")
+    windows = ", and for windows with --endpoint" if models else ""
     group.add_argument("--tokenizer", default=None, metavar="NAME",
-                       help="tokenizer for sizes, and for windows with --endpoint: a Hugging Face directory or hub id "
+                       help=f"tokenizer for sizes{windows}: a Hugging Face directory or hub id "
                        "(default: offline XLM-R via blingfire)")
+    if models:
+        _add_model_options(parser)
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
     """Options of the model-based method ``hichunk`` (split points predicted by a model)."""
     group = parser.add_argument_group("model (method hichunk; --model or --endpoint selects it)")
     group.add_argument("--model", metavar="NAME",

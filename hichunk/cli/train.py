@@ -28,7 +28,6 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0, as shipped)")
     p.add_argument("--max-docs", type=int, help="use only the first N documents of each split (quick runs)")
     p.add_argument("--max-steps", type=int, help="stop after N optimiser steps (quick runs)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

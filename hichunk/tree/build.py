@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from hichunk.document.model import MAX_LEVEL, Document
 from hichunk.document.roles import heading_continuation
 from hichunk.sentences import Sentence
+from hichunk.token_table import TokenTable
 from hichunk.tokens import Tokenizer
 from hichunk.tree.leaves import Unit, pack_leaves
 from hichunk.tree.model import CHUNK, LEAF, ROOT, SECTION, ChunkTree, Node, Split
@@ -54,13 +55,14 @@ def heading_title(line_text: str) -> str:
 
 
 class _Builder:
-    def __init__(self, doc: Document, sentences: list[Sentence] | None, tokenizer: Tokenizer, leaf_tokens: int | None,
+    def __init__(self, doc: Document, sentences: list[Sentence] | None, table: TokenTable, leaf_tokens: int | None,
                  known_counts: dict[int, int] | None = None):
         self.doc = doc
         self.sentences = sentences
         self.sentence_starts = [s.start for s in sentences] if sentences is not None else None
         self.line_starts = [line.clean_start for line in doc.lines]
-        self.tokenizer = tokenizer
+        self.table = table
+        self.sentence_tokens: list[int] = []  # index of each sentence's first token (filled when leaves are cut)
         self.leaf_tokens = leaf_tokens
         self.known_counts = known_counts or {}
 
@@ -101,25 +103,34 @@ class _Builder:
             return None
         return bisect_left(self.sentence_starts, start), bisect_left(self.sentence_starts, end)
 
-    def units(self, start: int, end: int, titles: set[int]) -> list[Unit]:
-        """Sentence units covering [start, end): each from a sentence start to the next.
+    def units(self, start: int, end: int, titles: set[int]) -> tuple[list[Unit], list[int]]:
+        """Sentence units covering [start, end), each from a sentence start to the next, and their sizes.
 
         A unit is a heading when its line has a heading hint or it opens a chunk
-        flagged as titled (``titles`` holds those offsets).
+        flagged as titled (``titles`` holds those offsets). A unit's size is the
+        number of the document's tokens that begin in it (sentence token offsets
+        from the one tokenisation, subtracted); leaves are counted exactly later.
         """
-        assert self.sentence_starts is not None
-        lo, hi = bisect_right(self.sentence_starts, start), bisect_left(self.sentence_starts, end)
-        cuts = [start, *self.sentence_starts[lo:hi], end]
-        out = []
-        for a, b in zip(cuts, cuts[1:]):
+        assert self.sentence_starts is not None and self.sentences is not None
+        starts, lines, first_token = self.sentence_starts, self.doc.lines, self.sentence_tokens
+        lo, hi = bisect_right(starts, start), bisect_left(starts, end)
+        out, sizes = [], []
+        first_end = starts[lo] if lo < hi else end
+        end_token = self.table.index(end)
+        if first_end > start:  # the span's start, a sentence start or not
+            line = lines[self.lines_in(start, start + 1)[0]]
+            out.append(Unit(start, first_end, bool(line.heading) or start in titles))
+            sizes.append((first_token[lo] if lo < hi else end_token) - self.table.index(start))
+        for k in range(lo, hi):
+            a, b = starts[k], starts[k + 1] if k + 1 < hi else end
             if b > a:
-                line = self.doc.lines[self.lines_in(a, a + 1)[0]]
-                out.append(Unit(a, b, bool(line.heading) or a in titles))
-        return out
+                out.append(Unit(a, b, bool(lines[self.sentences[k].line].heading) or a in titles))
+                sizes.append((first_token[k + 1] if k + 1 < hi else end_token) - first_token[k])
+        return out, sizes
 
     def count(self, a: int, b: int) -> int:
         n = self.known_counts.get(a)
-        return n if n is not None else self.tokenizer.count(self.doc.clean[a:b])
+        return n if n is not None else self.table.count(a, b)
 
     # -- construction --------------------------------------------------------
     def build(self, boundaries: list[Boundary], name: str, meta: dict) -> ChunkTree:
@@ -148,9 +159,11 @@ class _Builder:
             self._absorb_headings(own, [self.heading_only(b.offset, e, b.title) for b, e in zip(bounds, ends)])
             titles = {b.offset for b in bounds if b.title}
             titles |= {second for b in bounds if b.title and (second := self.second_title_line(b.offset)) is not None}
+            assert self.sentence_starts is not None
+            self.sentence_tokens = self.table.indexes(self.sentence_starts).tolist()
             for span in own:
-                units = self.units(*span, titles) if span is not None else []
-                leaf_spans.append(pack_leaves(doc.clean, units, self.leaf_tokens, self.tokenizer))
+                units, sizes = self.units(*span, titles) if span is not None else ([], [])
+                leaf_spans.append(pack_leaves(self.table, units, self.leaf_tokens, sizes))
             if not clean_len and doc.text:
                 leaf_spans = [[(0, 0, 0)]]
 
@@ -267,13 +280,15 @@ def build_tree(
     leaf_tokens: int | None = 200,
     meta: dict | None = None,
     known_counts: dict[int, int] | None = None,
+    table: TokenTable | None = None,
 ) -> ChunkTree:
     """Chunk tree from boundaries. ``leaf_tokens=None`` makes every chunk a leaf.
 
     ``known_counts`` (token counts of chunks by start offset) spares recounting
-    when a size-based chunker already measured its chunks.
+    when a size-based chunker already measured its chunks; ``table`` (the clean
+    view's ``TokenTable``, shared with the chunker) spares tokenising it again.
     """
     if leaf_tokens is not None and sentences is None:
         raise ValueError("sentence-aligned leaves need the document's sentences")
-    builder = _Builder(doc, sentences, tokenizer, leaf_tokens, known_counts)
+    builder = _Builder(doc, sentences, table or TokenTable(doc.clean, tokenizer), leaf_tokens, known_counts)
     return builder.build(boundaries, doc.name, dict(meta or {}, leaf_tokens=leaf_tokens, tokenizer=tokenizer.name))

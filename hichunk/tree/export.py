@@ -103,10 +103,18 @@ def to_networkx(tree: ChunkTree):
 
 
 def render_tree(tree: ChunkTree, width: int = 60) -> str:
-    """A readable outline: one line per semantic chunk with level, title, tokens, leaf sizes (and pages)."""
+    """A readable outline: one line per semantic chunk with level, title, tokens, its leaves (and pages).
+
+    ``[316 tok in 2 leaves: 200, 116]``: the chunk's size in tokens and its leaves' sizes; a section with
+    subsections says so and gives its own text's size apart: ``[1499 tok with subsections; own text 76 tok
+    in 1 leaf]``.
+    """
+    from hichunk.wording import counted
+
     leaves = tree.leaves()
     paged = f", {len(tree.page_starts)} pages" if tree.page_starts else ""
-    lines = [f"{tree.name}: {len(tree.splits)} chunks, {len(leaves)} leaves, {tree.root.tokens} tokens{paged}"]
+    lines = [f"{tree.name}: {counted(len(tree.splits), 'chunk')}, {counted(len(leaves), 'leaf', 'leaves')}, "
+             f"{tree.root.tokens} tokens{paged}"]
     depth = {0: -1}
     for node, _ in tree.walk():
         if node.parent is None:
@@ -121,14 +129,26 @@ def render_tree(tree: ChunkTree, width: int = 60) -> str:
         own = node
         if node.kind == SECTION:
             own = next((tree.nodes[c] for c in node.children if tree.nodes[c].kind == CHUNK and tree.nodes[c].split == node.split), None)
-        sizes = ",".join(str(tree.nodes[c].tokens) for c in own.children) if own is not None and own.kind == CHUNK else ""
-        if node.kind == LEAF:
-            sizes = str(node.tokens)
         label = node.title or "(untitled) " + _preview(tree.clean_text(own if own is not None else node), width - 11)
         pages = format_pages(tree.pages(node))
-        lines.append(f"{'  ' * depth[node.id]}L{node.level} {label}  [{node.tokens} tok; leaves {sizes or '-'}"
+        lines.append(f"{'  ' * depth[node.id]}L{node.level} {label}  [{_sizes(tree, node, own)}"
                      f"{'; ' + pages if pages else ''}]")
     return "\n".join(lines)
+
+
+def _sizes(tree: ChunkTree, node: Node, own: Node | None) -> str:
+    """"316 tok in 2 leaves: 200, 116", or for a section "1499 tok with subsections; own text ..."."""
+    from hichunk.wording import counted
+
+    def in_leaves(chunk: Node) -> str:
+        sizes = [tree.nodes[c].tokens for c in chunk.children] if chunk.kind == CHUNK else [chunk.tokens]
+        listed = f": {', '.join(map(str, sizes))}" if len(sizes) > 1 else ""
+        return f"{chunk.tokens} tok in {counted(len(sizes), 'leaf', 'leaves')}{listed}"
+
+    if node.kind != SECTION:
+        return in_leaves(node)
+    own_text = f"; own text {in_leaves(own)}" if own is not None else ""
+    return f"{node.tokens} tok with subsections{own_text}"
 
 
 def format_pages(pages: tuple[int, int] | None) -> str:

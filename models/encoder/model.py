@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -28,6 +30,7 @@ SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "weights")
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "weights.safetensors"
 LEGACY_WEIGHTS_FILE = "weights.pt"  # models written before version 4 (read through torch)
+LINE_CACHE = 1 << 16  # lines whose own vectors a loaded model keeps
 
 
 @dataclass
@@ -165,12 +168,45 @@ class EncoderModel:
         self.window_tokens = config.window_lines
         self.net_cfg = NetConfig(**config.net)
         self.net = NumpyLabeller(self.net_cfg, network_arrays(state))
+        self._cache: OrderedDict[str, tuple[np.ndarray, np.ndarray | None]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def count_tokens(self, text: str) -> int:
         return count_lines(text)
 
     def overhead_tokens(self) -> int:
         return 0
+
+    def _line_vectors(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
+        """Each line's own vectors, from the cache when the line was seen before (residual lines, restarted
+        windows, repeated lines): a line's vectors depend on its text alone."""
+        with self._lock:  # a served model answers several requests at once
+            return self._cached_vectors(texts)
+
+    def _cached_vectors(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
+        from hichunk.models.encoder.features import hash_ngrams
+
+        cache = self._cache
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        fresh: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+        if missing:
+            ids, offsets = hash_ngrams(missing, self.net_cfg.buckets)
+            pieces = piece_offsets = None
+            if self.net_cfg.sem_dim:
+                from hichunk.models.encoder.pieces import piece_bags
+
+                pieces, piece_offsets = piece_bags(missing)
+            ngrams, sem = self.net.line_vectors(ids, offsets, pieces, piece_offsets)
+            fresh = {t: (ngrams[i], None if sem is None else sem[i]) for i, t in enumerate(missing)}
+        rows = [fresh[t] if t in fresh else cache[t] for t in texts]
+        for t in texts:
+            if t in fresh:
+                cache[t] = fresh[t]
+            cache.move_to_end(t)
+        while len(cache) > LINE_CACHE:
+            cache.popitem(last=False)
+        sem = np.stack([r[1] for r in rows]) if self.net_cfg.sem_dim else None
+        return np.stack([r[0] for r in rows]), sem
 
     def probabilities(self, lines: Sequence[str], n_residual: int = 0, layout: Sequence[LineLayout] = ()) -> np.ndarray:
         """Per-line probabilities [n_lines, 1 + max_level + rel_classes].
@@ -184,16 +220,17 @@ class EncoderModel:
         if not lines:
             return np.zeros((0, cfg.max_level + 1 + cfg.rel_classes), dtype=np.float32)
         if cfg.features >= 4:
-            from hichunk.models.encoder.features_v4 import featurize4
+            from hichunk.models.encoder.features_v4 import normalise_line, window_cues4
 
-            f4 = featurize4(lines, n_residual, cfg.buckets, layout)
-            logits = self.net.logits(f4.ngram_ids, f4.ngram_offsets, f4.cues[:, : cfg.n_cues], f4.piece_ids,
-                                     f4.piece_offsets)
+            texts = [normalise_line(t) for t in lines]
+            cues = window_cues4(texts, n_residual, layout)
         else:
-            from hichunk.models.encoder.features import featurize
+            from hichunk.models.encoder.features import window_cues
 
-            feats = featurize(lines, n_residual, cfg.buckets, layout)
-            logits = self.net.logits(feats.ngram_ids, feats.ngram_offsets, feats.cues[:, : cfg.n_cues])
+            texts = [t.strip() for t in lines]
+            cues = window_cues(texts, n_residual, layout)
+        ngrams, sem = self._line_vectors(texts)
+        logits = self.net.window_logits(ngrams, np.ascontiguousarray(cues[:, : cfg.n_cues]), sem)
         head = cfg.max_level + 1
         parts = [softmax(logits[:, :head])] + ([softmax(logits[:, head:])] if cfg.rel_classes else [])
         return np.concatenate(parts, axis=1).astype(np.float32)

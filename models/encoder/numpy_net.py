@@ -77,13 +77,23 @@ class NumpyLabeller:
         self.cfg = cfg
         self.a = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in arrays.items()}
 
-    def logits(self, ngram_ids: np.ndarray, ngram_offsets: np.ndarray, cues: np.ndarray,
-               piece_ids: np.ndarray | None = None, piece_offsets: np.ndarray | None = None) -> np.ndarray:
+    def line_vectors(self, ngram_ids: np.ndarray, ngram_offsets: np.ndarray, piece_ids: np.ndarray | None = None,
+                     piece_offsets: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """What each line contributes on its own: its n-gram vector and (version 4) its meaning vector.
+
+        Both depend on the line's text only, so callers may keep them per line (``EncoderModel`` does).
+        """
+        a = self.a
+        ngrams = _bag_mean(a["ngrams.weight"], ngram_ids, ngram_offsets)
+        if not self.cfg.sem_dim:
+            return ngrams, None
+        return ngrams, _bag_mean(a["sem.table"], piece_ids, piece_offsets) + a["sem.bias"]
+
+    def window_logits(self, ngrams: np.ndarray, cues: np.ndarray, sem: np.ndarray | None = None) -> np.ndarray:
+        """Logits [n, classes] of one window from its lines' vectors (``line_vectors``) and cue matrix."""
         a, cfg = self.a, self.cfg
-        parts = [_bag_mean(a["ngrams.weight"], ngram_ids, ngram_offsets),
-                 np.tanh(cues @ a["cues.0.weight"].T + a["cues.0.bias"])]
+        parts = [ngrams, np.tanh(cues @ a["cues.0.weight"].T + a["cues.0.bias"])]
         if cfg.sem_dim:
-            sem = _bag_mean(a["sem.table"], piece_ids, piece_offsets) + a["sem.bias"]
             parts += [sem, _similarity(sem)]
         x = np.tanh(np.concatenate(parts, axis=1) @ a["proj.0.weight"].T + a["proj.0.bias"])
         for i in range(cfg.layers):

@@ -73,6 +73,7 @@ class TrainSettings:
     policy: AugmentPolicy = field(default_factory=AugmentPolicy)
     exclude_families: tuple[str, ...] = ()  # families never read (a leave-family-out fold)
     family_cap: int | None = None  # at most this many documents per family and input kind (balanced families)
+    max_pages: int | None = 200  # real PDFs longer than this are left out of training (a few manuals run to 1,000+ pages)
 
 
 def _evenly(items: list, cap: int | None) -> list:
@@ -96,12 +97,12 @@ def _capped(items: list, key, cap: int | None) -> list:
 
 def _load_docs(corpus: str, split: str, limit: int | None, progress: bool, labels: str | None = None,
                kinds: tuple[str, ...] = (), exclude_families: tuple[str, ...] = (),
-               family_cap: int | None = None) -> list[LabelledDoc]:
+               family_cap: int | None = None, max_pages: int | None = None) -> list[LabelledDoc]:
     """The corpus split, plus the labelled documents of that split (renderings keep their source's split).
 
     Markdown renderings that only copy a corpus document (``markdown:original``) are left out, and so is
     every document of an excluded family; ``family_cap`` keeps at most that many documents per family
-    and input kind.
+    and input kind, and ``max_pages`` drops longer PDFs.
     """
     from tqdm import tqdm
 
@@ -117,7 +118,8 @@ def _load_docs(corpus: str, split: str, limit: int | None, progress: bool, label
         from hichunk.models.train.corpus.truth import load_labelled
 
         items = [r for r in load_labels(labels) if r["split"] == split and r["kind"] in kinds
-                 and not r["id"].startswith("markdown:original:") and family_of(r["corpus"]) not in excluded]
+                 and not r["id"].startswith("markdown:original:") and family_of(r["corpus"]) not in excluded
+                 and (max_pages is None or (r.get("style") or {}).get("pages", 0) <= max_pages)]
         items = _capped(sorted(items, key=lambda r: r["id"]),
                         lambda r: (family_of(r["corpus"]), r["kind"], bool(r.get("real"))), family_cap)[:limit]
         for r in tqdm(items, desc=f"reading {split} renderings", unit="doc", disable=not progress):
@@ -180,11 +182,11 @@ def _window_cue_rows(s: Sample, store: LineStore) -> np.ndarray:
     rows = np.stack([store.cues[t] for t in s.texts])
     if store.features < 4:
         return window_cues(s.texts, s.n_residual, s.layout, rows)
-    from hichunk.models.encoder.features_v4 import overlap_cues
+    from hichunk.models.encoder.features_v4 import extra_cues
 
     norm = [store.norm[t] for t in s.texts]
-    return np.concatenate([window_cues(norm, s.n_residual, s.layout, rows),
-                           np.stack([store.shape[t] for t in s.texts]), overlap_cues(norm)], axis=1)
+    shapes = np.stack([store.shape[t] for t in s.texts])
+    return np.concatenate([window_cues(norm, s.n_residual, s.layout, rows), extra_cues(norm, s.layout, shapes)], axis=1)
 
 
 def _batch_tensors(samples: list[Sample], store: LineStore, max_level: int, rel_classes: int) -> dict:
@@ -293,13 +295,16 @@ def load_training_docs(corpus: str, settings: TrainSettings, progress: bool = Tr
                        ) -> tuple[list[LabelledDoc], list[LabelledDoc]]:
     """The train and dev documents ``settings`` asks for (the test split is never read)."""
     common = dict(labels=settings.labels, kinds=settings.kinds, exclude_families=settings.exclude_families,
-                  family_cap=settings.family_cap)
+                  family_cap=settings.family_cap, max_pages=settings.max_pages)
     return (_load_docs(corpus, "train", settings.max_docs, progress, **common),
             _load_docs(corpus, "dev", settings.max_docs, progress, **common))
 
 
 def train_encoder(corpus: str, out_dir: str, settings: TrainSettings, progress: bool = True) -> EncoderConfig:
     """Train, keep the best epoch on dev, tune decoding on dev, and save a model to ``out_dir``; returns its config."""
+    from hichunk.extras import require_extra
+
+    require_extra("train", what="training the encoder model")
     t0 = time.time()
     train_docs, dev_docs = load_training_docs(corpus, settings, progress)
     return fit_encoder(train_docs, dev_docs, out_dir, settings, corpus, progress, t0)
@@ -316,7 +321,10 @@ def train_folds(corpus: str, out_dir: str, settings: TrainSettings, k: int, only
     """Leave-family-out models: the families of the corpus (and ``settings.labels``) dealt into ``k`` folds
     (``hichunk.models.train.folds``), one model per fold trained without that fold's families, written to
     ``out_dir/fold-NN`` beside ``out_dir/folds.json``. Documents are read once for all folds."""
+    from hichunk.extras import require_extra
     from hichunk.models.train.folds import family_sizes, fold_dir, plan_folds, save_plan
+
+    require_extra("train", what="training the encoder model")
 
     plan = plan_folds(dict(family_sizes(corpus, settings.labels)), k)
     save_plan(plan, out_dir)

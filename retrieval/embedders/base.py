@@ -2,7 +2,11 @@
 
 Vectors are float32 and L2-normalised, so a dot product is a cosine. Texts
 are sorted by length before batching (padding dominates the cost of a
-transformer batch) and put back in input order afterwards.
+transformer batch) and put back in input order afterwards. Batches are
+budgeted by size: a batch holds ``batch_size`` texts of up to
+``BUDGET_CHARS_PER_TEXT`` characters, more texts when they are shorter (up to
+four times as many), fewer when they are longer, so each batch costs about
+the same.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 Progress = Callable[[int], None]  # called with the number of texts just encoded
+BUDGET_CHARS_PER_TEXT = 1024  # a batch's padded size: batch_size x this many characters
 
 
 @runtime_checkable
@@ -57,12 +62,21 @@ class BatchedEmbedder:
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         raise NotImplementedError
 
+    def plan_batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Indexes of texts of these lengths, longest first, cut into size-budgeted batches."""
+        order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+        budget, most = self.batch_size * BUDGET_CHARS_PER_TEXT, 4 * self.batch_size
+        out: list[list[int]] = []
+        for i in order:  # the first text of a batch is its longest: it sets the padded width
+            if not out or len(out[-1]) >= most or (len(out[-1]) + 1) * max(lengths[out[-1][0]], 1) > budget:
+                out.append([])
+            out[-1].append(i)
+        return out
+
     def _run(self, texts: Sequence[str], is_query: bool, progress: Progress | None) -> np.ndarray:
         prefix = self.query_prefix if is_query else self.passage_prefix
-        order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for rows in self.plan_batches([len(prefix) + len(t) for t in texts]):
             out[rows] = normalise(self._encode([prefix + texts[i] for i in rows], is_query))
             if progress is not None:
                 progress(len(rows))

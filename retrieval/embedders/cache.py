@@ -70,14 +70,17 @@ class CachedEmbedder:
         for start in range(0, len(missing), self.flush_every):
             part = missing[start : start + self.flush_every]
             started = time.perf_counter()
-            vectors = self.embedder.embed_passages([text_of[k] for k in part])
+            if progress is None:
+                vectors = self.embedder.embed_passages([text_of[k] for k in part])
+            else:  # the wrapped embedder reports its batches; texts repeated in the input count at the end
+                vectors = self.embedder.embed_passages([text_of[k] for k in part], progress)
             self.encode_seconds += time.perf_counter() - started
             self.store(part, vectors)
             found.update(zip(part, vectors))
             self.encoded += len(part)
             checkpoint("cache-flush")
             if progress is not None:
-                progress(sum(waiting[k] for k in part))
+                progress(sum(waiting[k] for k in part) - len(part))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, k in enumerate(keys):
             out[i] = found[k]

@@ -2,7 +2,7 @@
 
 ``index.Index`` is the facade; ``config`` holds its settings, ``ingest`` turns
 documents and trees into leaf vectors (``distributed``: the same on Ray),
-``disk`` and ``memory`` keep the committed state (``store`` is their shared
+``disk``, ``memory`` and ``lance`` (a LanceDB database) keep the committed state (``store`` is their shared
 contract), ``candidates`` ranks leaves for a query (exact, or through the
 ``ann`` graph), ``sharded`` searches several indexes as one, ``reports`` says
 what a write did.

@@ -27,11 +27,17 @@ class IndexConfig:
     hints: str = "use"
     tokenizer: str = ""  # "" = the offline default
     search: str = EXACT  # exact: dot products with every leaf; ann: an HNSW graph (hichunk.retrieval.index.ann)
+    store: str = ""  # "": the index directory's own files; "embedded" or a URI: a LanceDB database (lance.py)
 
     def __post_init__(self) -> None:
         check_chunk_settings(self.leaf_tokens, self.max_level, self.hints)
         if self.search not in SEARCHES:
             raise HichunkError(f"unknown search backend {self.search!r} (choose from {', '.join(SEARCHES)})")
+        if self.store and self.search == ANN:
+            raise HichunkError("search 'ann' is the directory format's graph; a store index searches in its database "
+                               "(leave out --search ann or --store)")
+        if self.store != self.store.strip():
+            raise HichunkError(f"the store must be 'embedded' or a URI (got {self.store!r})")
         check_method(self.method)
         if self.embedder:
             check_embedder_name(self.embedder)

@@ -37,7 +37,6 @@ from __future__ import annotations
 import heapq
 import logging
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -45,7 +44,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
-from tqdm import tqdm
 
 from hichunk.errors import HichunkError
 from hichunk.extras import MissingExtra, extra_message
@@ -54,6 +52,7 @@ from hichunk.retrieval.embedders import Embedder, cache_key, load_embedder
 from hichunk.retrieval.faults import checkpoint
 from hichunk.retrieval.index.config import IndexConfig
 from hichunk.retrieval.index.ingest import DocumentSource, Ingestor, Version, load_version
+from hichunk.retrieval.index.progress import BuildProgress
 from hichunk.retrieval.index.reports import DocReport
 from hichunk.retrieval.index.store import Staged, Written
 
@@ -261,7 +260,7 @@ class _Pipeline:
     _wanted: dict[bytes, list[tuple[str, list[int]]]] = field(default_factory=dict)  # key -> (doc, rows)
     _queue: list[tuple[int, int, bytes, str]] = field(default_factory=list)  # (-len, seq, key, text): longest first
     _seq: int = 0
-    _bar: Any = None
+    _bars: BuildProgress | None = None  # documents done, leaves with their vectors
 
     def run(self, items: Sequence[DocumentSource]) -> list[Written]:
         ex, cfg = self.executor, self.settings
@@ -271,8 +270,8 @@ class _Pipeline:
         batches.reverse()  # pop() takes them in the given order
         running: dict[Any, tuple[str, Any]] = {}
         queue_cap = 4 * cfg.texts_per_task * ex.workers  # inputs waiting for encoding before chunking pauses
-        with tqdm(total=len(items), desc="indexing (ray)", unit="doc", disable=not self.progress, file=sys.stderr) as bar:
-            self._bar = bar
+        with BuildProgress(len(items), self.progress, docs_label="indexing (ray)") as bars:
+            self._bars = bars
             while True:
                 while len(running) < ex.workers:
                     chunking = any(kind == "chunk" for kind, _ in running.values())
@@ -311,7 +310,7 @@ class _Pipeline:
         for got, keys in results:
             if keys is None:
                 report.docs.append(got)
-                self._bar.update(1)
+                self._bars.docs.update(1)
                 continue
             version = got
             vectors = np.zeros((len(keys), emb.dim), dtype=np.float32)
@@ -324,6 +323,8 @@ class _Pipeline:
                     new_rows.setdefault(key, []).append(row)
                     missing += 1
             report.cache_hits += len(keys) - missing
+            self._bars.expect(len(keys))
+            self._bars.embedded(len(keys) - missing)
             version.encoded = missing
             pending = _Pending(version, keys, vectors, missing)
             for key, rows in new_rows.items():
@@ -350,6 +351,7 @@ class _Pipeline:
         report.encode_tasks.append((len(keys), seconds))
         for key, vector in zip(keys, vectors):
             for doc, rows in self._wanted.pop(key):
+                self._bars.embedded(len(rows))
                 pending = self._waiting[doc]
                 pending.vectors[rows] = vector
                 pending.missing -= len(rows)
@@ -362,7 +364,7 @@ class _Pipeline:
         pending.version.inputs = None  # the texts are not needed any more
         self._buffer += staged
         self._rows += sum(len(s.nodes) for s in staged)
-        self._bar.update(1)
+        self._bars.docs.update(1)
         if self._rows >= SEGMENT_ROWS:
             self._flush()
 

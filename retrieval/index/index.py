@@ -28,11 +28,12 @@ from hichunk.errors import HichunkError
 from hichunk.kvcache import MEMORY, KVCache
 from hichunk.retrieval.embedders import CachedEmbedder, Embedder, load_embedder
 from hichunk.retrieval.embedders.batcher import QueryBatcher
-from hichunk.retrieval.index.ann import EXPANSION, require_usearch
+from hichunk.retrieval.index.ann import default_expansion, require_usearch
 from hichunk.retrieval.index.candidates import AnnRanker, Candidate, ExactRanker
 from hichunk.retrieval.index.config import ANN, IndexConfig
 from hichunk.retrieval.index.disk import DirectoryStore
 from hichunk.retrieval.index.ingest import DOCS_PER_GROUP, DocumentSource, Ingestor, PathLoader, TreeItem
+from hichunk.retrieval.index.lance import LanceStore, is_store_index
 from hichunk.retrieval.index.memory import MemoryStore
 from hichunk.retrieval.index.reports import DocReport, UpdateReport
 from hichunk.retrieval.index.store import Pool, Staged, Store, Written, gather_pool
@@ -107,8 +108,8 @@ class Index:
         self._embedder: CachedEmbedder | None = None
         self._views: OrderedDict[tuple[str, str], TreeView] = OrderedDict()
         self._pool: Pool | None = None
-        self._ranker: ExactRanker | AnnRanker | None = None
-        self._ann_expansion = EXPANSION
+        self._ranker: ExactRanker | AnnRanker | LanceStore | None = None
+        self._ann_expansion: int | None = None  # None: by the graph's size (ann.default_expansion)
         self._generation = store.generation
         self._lock = threading.RLock()  # the caches above
         self._encode_lock = threading.Lock()  # query encoding
@@ -118,11 +119,14 @@ class Index:
     def create(cls, path: str, config: IndexConfig | None = None, exist_ok: bool = True,
                embedder: Embedder | None = None) -> Index:
         """A new empty index directory at ``path`` (or the existing one, which must have the same config)."""
-        return cls(DirectoryStore.create(path, (config or IndexConfig()).with_defaults(), exist_ok), embedder)
+        config = (config or IndexConfig()).with_defaults()
+        if config.store or is_store_index(path):  # the data in a database (embedded or by URI)
+            return cls(LanceStore.create(path, config, exist_ok), embedder)
+        return cls(DirectoryStore.create(path, config, exist_ok), embedder)
 
     @classmethod
     def open(cls, path: str, embedder: Embedder | None = None) -> Index:
-        return cls(DirectoryStore.open(path), embedder)
+        return cls(LanceStore.open(path) if is_store_index(path) else DirectoryStore.open(path), embedder)
 
     @classmethod
     def memory(cls, config: IndexConfig | None = None, embedder: Embedder | None = None,
@@ -212,12 +216,15 @@ class Index:
                 self._pool = gather_pool(self.store)
             return self._pool
 
-    def ranker(self) -> ExactRanker | AnnRanker:
-        """The search backend over the committed state (exact, or the ANN graph), built once per commit."""
+    def ranker(self) -> ExactRanker | AnnRanker | LanceStore:
+        """The search backend over the committed state (exact, the ANN graph, or a store's database), built
+        once per commit."""
         with self._lock:
             self._follow_store()
             if self._ranker is None:
-                if self.config.search == ANN and any(d["leaves"] for d in self.docs.values()):
+                if hasattr(self.store, "ranked"):  # a database store searches itself
+                    self._ranker = self.store
+                elif self.config.search == ANN and any(d["leaves"] for d in self.docs.values()):
                     table = self.store.key_table()
                     self._ranker = AnnRanker(self.store.ann_graph(table), table, self.ann_expansion)
                 else:
@@ -226,9 +233,10 @@ class Index:
 
     @property
     def ann_expansion(self) -> int:
-        """Search "ann": the graph search's candidate list per leaf of the first block of 128 (default 8;
-        larger finds more of the exact top leaves and takes longer)."""
-        return self._ann_expansion
+        """Search "ann": the graph search's candidate list per leaf of the first block of 128 (default: by the
+        index's size, 8 up to 20k leaves, 16 up to 200k, 32 up to 500k, then 64; larger finds more of the
+        exact top leaves and takes longer)."""
+        return self._ann_expansion if self._ann_expansion is not None else default_expansion(self.n_leaves)
 
     @ann_expansion.setter
     def ann_expansion(self, value: int) -> None:

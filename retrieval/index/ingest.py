@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm import tqdm
 
-from hichunk.chunkers import Chunker
+from hichunk.chunkers import PROGRESS_METHODS, Chunker
 from hichunk.document.model import Document
 from hichunk.errors import HichunkError
 from hichunk.hashing import text_sha256
 from hichunk.retrieval.chunking import get_chunker
 from hichunk.retrieval.embedders import CachedEmbedder
 from hichunk.retrieval.embedders.base import Progress
+from hichunk.retrieval.index.progress import BuildProgress
 from hichunk.retrieval.index.reports import DocReport, UpdateReport
 from hichunk.retrieval.index.store import Staged, Store
 from hichunk.retrieval.inputs import encoder_inputs, recompute
@@ -116,15 +115,17 @@ class Ingestor:
         self.store, self.embedder, self.report = store, embedder, report
         self.config = store.config
 
-    def chunker(self) -> Chunker:
-        return get_chunker(self.config.method, self.config.chunk_options())
+    def chunker(self, progress: bool = False) -> Chunker:
+        """The index's chunker; ``progress`` gives methods that can show one a bar per long document."""
+        extra = {"progress": True} if progress and self.config.method in PROGRESS_METHODS else {}
+        return get_chunker(self.config.method, self.config.chunk_options(), **extra)
 
     def documents(self, items: Sequence[DocumentSource], progress: bool = False,
                   group_size: int = DOCS_PER_GROUP) -> list[Staged]:
         """Load, chunk and embed ``items``; unchanged and failed documents are reported, not staged."""
-        chunker = self.chunker()
+        chunker = self.chunker(progress)
         staged: list[Staged] = []
-        with tqdm(total=len(items), desc="indexing", unit="doc", disable=not progress, file=sys.stderr) as bar:
+        with BuildProgress(len(items), progress) as bars:
             for start in range(0, len(items), group_size):
                 group = []
                 for doc_id, loader in items[start : start + group_size]:
@@ -133,8 +134,9 @@ class Ingestor:
                         self.report.docs.append(got)
                     else:
                         group.append(got)
-                bar.update(len(items[start : start + group_size]))
-                staged += self._stage(group)
+                    bars.docs.update(1)
+                bars.expect(sum(len(v.tree.leaves()) for v in group))
+                staged += self._stage(group, bars.embedded)
         return staged
 
     def trees(self, items: Iterable[TreeItem], progress: bool = False) -> list[Staged]:
@@ -146,9 +148,10 @@ class Ingestor:
                 raise HichunkError(f"{doc_id}: vectors of shape {vectors.shape} for {len(tree.leaves())} leaves "
                                    f"(the index's embedder gives {self.embedder.dim} dimensions)")
             versions.append(Version(doc_id, tree, tree.name, text_sha256(tree.text), vectors))
-        to_embed = sum(len(v.tree.leaves()) for v in versions if v.vectors is None)
-        with tqdm(total=to_embed, desc="embedding leaves", unit="leaf", disable=not progress, file=sys.stderr) as bar:
-            return self._stage(versions, bar.update)
+        with BuildProgress(len(versions), progress, docs_label="trees") as bars:
+            bars.docs.update(len(versions))
+            bars.expect(sum(len(v.tree.leaves()) for v in versions if v.vectors is None))
+            return self._stage(versions, bars.embedded)
 
     def _stage(self, versions: list[Version], progress: Progress | None = None) -> list[Staged]:
         breadcrumb = self.config.breadcrumb

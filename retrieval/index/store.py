@@ -1,7 +1,9 @@
 """What an index keeps, wherever it keeps it: committed documents with their trees and leaf vectors.
 
 ``DirectoryStore`` (``disk.py``) keeps them in crash-safe files, ``MemoryStore``
-(``memory.py``) in memory. The ``Index`` facade works on either through this
+(``memory.py``) in memory, ``LanceStore`` (``lance.py``) in a LanceDB database
+(embedded in the index directory, or by URI); a store that can search itself
+(``ranked(vector, docs)``, as ``LanceStore``) is the index's ranker. The ``Index`` facade works on either through this
 contract: it stages new versions (``Staged``), has the store write them
 (``write``: files a commit will refer to, invisible until then) and commits
 any number of written batches, removals included, in one step.

@@ -1,0 +1,89 @@
+"""TokenTable: every span's count equals the tokenizer's own count of that span, from one tokenisation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hichunk.token_table import TokenTable
+from hichunk.tokens import load_tokenizer
+
+# Plain text, Chinese, NFKC spaces, and characters a tokenizer may normalise into whitespace or nothing.
+ALPHABET = list("ab cd\n\t\r.,x-y 中文。我们！") + [chr(c) for c in (
+    0xA0, 0x3000, 0x2009, 0x202F, 0x200B, 0x200D, 0x2060, 0xFEFF, 0x180E, 0x85, 0x1C, 0x1F, 0x0B, 0x0C, 0x0,
+    0x7F, 0xAD, 0x2028, 0x1680, 0x115F, 0x3164, 0xFFA0, 0xFE0F, 0x301, 0xE9, 0xFB01, 0x2163, 0x1F600, 0x5D0, 0xE31)]
+
+
+class CountingTokenizer:
+    """The default tokenizer, counting how often it is called."""
+
+    def __init__(self):
+        self.inner = load_tokenizer()
+        self.name, self.whitespace_split = self.inner.name, True
+        self.calls = 0
+
+    def count(self, text):
+        self.calls += 1
+        return self.inner.count(text)
+
+    def encode(self, text):
+        self.calls += 1
+        return self.inner.encode(text)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text(alphabet=st.sampled_from(ALPHABET), min_size=1, max_size=60), data=st.data())
+def test_counts_equal_the_tokenizers_count_on_any_span(text, data):
+    tokenizer = load_tokenizer()
+    table = TokenTable(text, tokenizer)
+    for _ in range(4):
+        a = data.draw(st.integers(0, len(text) - 1))
+        b = data.draw(st.integers(a, len(text)))
+        assert table.count(a, b) == tokenizer.count(text[a:b]), (text, a, b)
+
+
+def test_counts_on_real_text_need_no_new_tokenisation():
+    text = ("# Installing\n\nRun the installer, then restart.  Settings live in ~/.config/app.\n\n"
+            "中文段落，没有空格。第二句话！ Mixed 中文 and English.\n") * 40
+    tokenizer = CountingTokenizer()
+    table = TokenTable(text, tokenizer)
+    assert len(table) == tokenizer.inner.count(text)
+    calls = tokenizer.calls
+    rng = np.random.default_rng(0)
+    word_starts = [0] + [i + 1 for i, c in enumerate(text) if c in " \n"]
+    for _ in range(300):  # spans between word starts (as sentences and leaves are) are derived, not counted
+        a, b = sorted(rng.choice(word_starts, 2, replace=False))
+        assert table.count(a, b) == tokenizer.inner.count(text[a:b])
+    assert tokenizer.calls - calls < 300 * 0.5  # partial words (Chinese runs) are counted on their own
+    for _ in range(200):  # any span
+        a, b = sorted(rng.integers(0, len(text) + 1, 2))
+        assert table.count(a, b) == tokenizer.inner.count(text[a:b])
+
+
+def test_starts_are_visible_token_starts():
+    text = "Hello  world,\n\n  again 中文。"
+    table = TokenTable(text, load_tokenizer())
+    starts = table.starts(0, len(text)).tolist()
+    assert starts == sorted(starts) and len(starts) == load_tokenizer().count(text)
+    assert all(not text[s].isspace() for s in starts)
+    assert table.starts(7, 13).tolist() == [s for s in starts if 7 <= s < 13]
+
+
+def test_a_tokenizer_without_whitespace_split_is_asked_directly():
+    class Words:
+        name = "words"
+
+        def count(self, text):
+            return len(text.split())
+
+    table = TokenTable("one two three four", Words())
+    assert table.count(0, 7) == 2 and table.count(4, 18) == 3
+
+
+def test_ids_only_when_kept():
+    tokenizer = load_tokenizer()
+    assert np.array_equal(TokenTable("a b c", tokenizer, keep_ids=True).ids, tokenizer.encode("a b c")[0])
+    with pytest.raises(ValueError):
+        _ = TokenTable("a b c", tokenizer).ids
