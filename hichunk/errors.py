@@ -7,3 +7,11 @@ class HichunkError(Exception):
 
 class InputError(HichunkError):
     """The input document cannot be read as text (binary, bad encoding, unknown format)."""
+
+
+class IndexChanged(HichunkError):
+    """Another process committed to the index and removed files this reader's view still named; reopen."""
+
+
+class IndexBusy(HichunkError):
+    """Another process holds the index's writer lock."""

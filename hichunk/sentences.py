@@ -9,6 +9,13 @@ without NLTK's wall-clock limit on its regexes (a long line failed, or not, with
 machine's load). Chinese is split by rules after 。！？；… (plus any
 closing quotes or brackets), never on spaces. Mixed lines get both: the Chinese
 rules first, then Punkt inside each piece. Sentences never cross lines.
+
+Punkt reads a long line in windows of at most ``PUNKT_WINDOW`` characters, each
+starting at the last sentence start the previous window found (or at its last
+word), so every call is small: NLTK runs each of its regular expressions under a
+wall-clock limit, and a whole 15 MB line could exceed it on a busy machine. Punkt
+decides a boundary from the tokens on either side of it, so the windows give the
+sentences of a whole-line run, whatever the load.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ MIN_SENTENCE_CHARS = 10
 SHORT_LINE_CHARS = 80
 _ENDS_SENTENCE = re.compile(r"[.!?。！？；;…][\"'”’)\]」』）》】]*\s*$")
 MAX_CHARS_EN = 1000
+PUNKT_WINDOW = 8192  # characters Punkt reads at once (~40 ms)
 MAX_CHARS_ZH = 100
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
@@ -68,17 +76,45 @@ def _zh_pieces(text: str) -> Iterator[tuple[int, int]]:
         yield start, len(text)
 
 
+def _sentence_starts(text: str, start: int, end: int) -> list[int]:
+    """Where Punkt starts sentences inside ``text[start:end]`` (after the first), in bounded windows."""
+    tokenizer = punkt_tokenizer()
+    cuts: list[int] = []
+    pos = start
+    while True:
+        stop = end if end - pos <= PUNKT_WINDOW else _window_end(text, pos)
+        window = text[pos:stop]
+        found = [pos + s for s, _ in tokenizer.span_tokenize(window)][1:] if _LATIN_END.search(window) else []
+        cuts.extend(found)
+        if stop == end:
+            return cuts
+        # Start the next window where the boundary after this window's last token can still be seen.
+        pos = found[-1] if found else _last_word(text, pos, stop)
+
+
+def _window_end(text: str, pos: int) -> int:
+    """The end of a window from ``pos``: after the last whitespace of its second half (words stay whole)."""
+    limit = pos + PUNKT_WINDOW
+    space = max(text.rfind(" ", pos + PUNKT_WINDOW // 2, limit), text.rfind("\t", pos + PUNKT_WINDOW // 2, limit))
+    return space + 1 if space >= 0 else limit
+
+
+def _last_word(text: str, pos: int, stop: int) -> int:
+    """The start of the last word of ``text[pos:stop]`` (``stop`` when the window is one long word)."""
+    word = stop - 1
+    while word > pos and text[word - 1] in " \t":
+        word -= 1
+    while word > pos and text[word - 1] not in " \t":
+        word -= 1
+    return word if word > pos else stop
+
+
 def _punkt_pieces(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    piece = text[start:end]
-    if not _LATIN_END.search(piece):
-        yield start, end
-        return
-    spans = list(punkt_tokenizer().span_tokenize(piece))
-    if not spans:
+    if not _LATIN_END.search(text, start, end):
         yield start, end
         return
     # Punkt spans skip whitespace between sentences; give it to the left one.
-    cuts = [start + s for s, _ in spans[1:]]
+    cuts = _sentence_starts(text, start, end)
     yield from zip([start, *cuts], [*cuts, end])
 
 

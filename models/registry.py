@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import threading
 from dataclasses import dataclass
 
 from hichunk.errors import HichunkError
@@ -44,11 +45,22 @@ class ModelSettings:
     dtype: str = "auto"
 
 
+_shipped: list = []  # the shipped encoder, loaded once per process
+_shipped_lock = threading.Lock()
+
+
 def shipped_encoder(settings: ModelSettings):
-    """The offline default: the encoder model whose weights ship with hichunk."""
+    """The offline default: the encoder model whose weights ship with hichunk.
+
+    Loaded once per process and shared by every chunker (it holds no state between calls), so
+    chunkers with different options are cheap views over one model, not one model each.
+    """
     from hichunk.models.encoder.model import SHIPPED_DIR
 
-    return encoder_model(SHIPPED_DIR)
+    with _shipped_lock:
+        if not _shipped:
+            _shipped.append(encoder_model(SHIPPED_DIR))
+        return _shipped[0]
 
 
 def is_encoder_dir(path: str) -> bool:

@@ -78,6 +78,13 @@ def server(index):
         yield url
 
 
+def _quietly(fn, *args):
+    try:
+        return fn(*args)
+    except OSError:  # the server went away mid-request, as the test wants
+        return None
+
+
 def _has(*modules: str) -> bool:
     import importlib.util
 
@@ -268,8 +275,8 @@ def test_cli_serve_process_answers_like_hichunk_query_and_stops_gracefully(tmp_p
     assert cli.main(["-q", "query", "--index", "idx", "--budget", "50", "--json", "how do I knead the dough?"]) == 0
     expected = json.loads(capsys.readouterr().out)
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen([sys.executable, "-m", "hichunk", "serve", "--index", "idx", "--port", "0", "--allow-update"],
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "hichunk", "serve", "--index", "idx", "--port", "0", "--allow-update",
+                             "--shutdown-seconds", "2"], stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stderr.readline()
         assert "serving 3 documents" in line, line
@@ -283,9 +290,16 @@ def test_cli_serve_process_answers_like_hichunk_query_and_stops_gracefully(tmp_p
         assert status == 200 and report["documents"] == 4  # committed to the index directory
         status, result = request(url, "/query", {"query": "kites", "budget": 50, "doc": "kites.md"})
         assert status == 200 and result["passages"][0]["text"] == kites.strip()
+        # a long request is running when SIGTERM comes: the process is gone within the shutdown bound
+        long = threading.Thread(target=lambda: _quietly(request, url, "/chunk", {"text": "One more sentence. " * 150_000}))
+        long.start()
+        time.sleep(1.0)
+        stopped = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
+        assert time.monotonic() - stopped < 2 + 6
         assert "server stopped" in proc.stderr.read()
+        long.join(30)
     finally:
         if proc.poll() is None:
             proc.kill()

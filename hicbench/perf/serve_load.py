@@ -2,6 +2,10 @@
 
     python -m hichunk.bench.perf.serve_load make-index --out /tmp/idx10k --leaves 10000
     python -m hichunk.bench.perf.serve_load run --index /tmp/idx10k --clients 1,8,32 --requests 400 --seconds 60
+    python -m hichunk.bench.perf.serve_load attack --index /tmp/idx10k      # queries with and without hostile clients
+    python -m hichunk.bench.perf.serve_load memory --index /tmp/idx10k      # RSS over 500 distinct-option /chunk requests
+    python -m hichunk.bench.perf.serve_load update --index /tmp/idx10k      # query latency during a 1.5 MB /index/update
+    python -m hichunk.bench.perf.serve_load keepalive --index /tmp/idx10k --requests 200   # latency per keep-alive request
 
 ``make-index`` writes a synthetic index: seeded Markdown documents (chapters,
 sections, paragraphs over a fixed vocabulary) chunked with the ``structure``
@@ -18,6 +22,16 @@ throughput and errors (any non-200 answer or failed request) per level; then
 runs the same queries through one ``hichunk query --queries`` process (and a
 one-query process, to separate start-up from per-query time) and checks that
 the CLI's answers equal the server's. Loops are bounded in count and time.
+
+``attack`` measures the same query clients twice: alone, then beside the hostile
+clients of ``hostile.py`` (distinct-option ``/chunk`` requests, slow DOCX uploads,
+connections that send half a request), and checks 0 query errors and a p95 within
+3x of the quiet run. ``memory`` reads the resident memory of the server and all its
+processes (workers included) before and after 500 ``/chunk`` requests with distinct
+options (it must stay within 200 MB). ``update`` runs the query clients alone, then
+during one 1.5 MB ``/index/update`` on a copy of the index (p95 within 3x).
+``--python`` runs the server with another interpreter (e.g. an older hichunk's
+virtual environment, to measure before and after on the same machine).
 """
 
 from __future__ import annotations
@@ -106,10 +120,10 @@ class Level:
 class Server:
     """``hichunk serve`` in its own process on a free localhost port."""
 
-    def __init__(self, index: str):
+    def __init__(self, index: str, python: str | None = None, extra: list[str] | None = None):
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "hichunk", "serve", "--index", index, "--host", HOST,
-                                      "--port", "0"], stderr=subprocess.PIPE, text=True, env=env)
+        self.proc = subprocess.Popen([python or sys.executable, "-m", "hichunk", "serve", "--index", index, "--host", HOST,
+                                      "--port", "0", *(extra or [])], stderr=subprocess.PIPE, text=True, env=env)
         line = self.proc.stderr.readline()
         if " on http://" not in line:
             self.stop()
@@ -124,6 +138,45 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             return self.proc.wait()
+
+    def rss_mb(self) -> float:
+        """Resident memory of the server and every process under it (workers, fork server), in MB (pages shared
+        by forked processes count once per process)."""
+        return sum(_rss_kb(pid) for pid in _tree(self.proc.pid)) / 1024
+
+    def pss_mb(self) -> float:
+        """The same as proportional set size: each shared page split between the processes that share it."""
+        return sum(_rss_kb(pid, "/proc/{}/smaps_rollup", "Pss:") for pid in _tree(self.proc.pid)) / 1024
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and its descendants (Linux /proc)."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(parents.get(pid, []))
+    return out
+
+
+def _rss_kb(pid: int, where: str = "/proc/{}/status", key: str = "VmRSS:") -> int:
+    try:
+        with open(where.format(pid), encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def _post(conn: http.client.HTTPConnection, body: bytes) -> tuple[int, bytes]:
@@ -175,6 +228,184 @@ def run_level(port: int, clients: int, qs: list[str], budget: int, requests: int
         t.join()
     level.wall = time.perf_counter() - started
     return level
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _p95(level: Level) -> float:
+    return float(np.percentile(np.asarray(level.latencies) * 1000, 95)) if level.latencies else float("nan")
+
+
+def _start(args, extra: list[str] | None = None) -> Server:
+    import shlex
+
+    server = Server(args.index, args.python, [*(extra or []), *shlex.split(args.server_args)])
+    qs = queries(args.queries, args.seed)
+    warm = run_level(server.port, 1, qs, args.budget, min(len(qs), 20), args.seconds)
+    if warm.errors:
+        server.stop()
+        raise SystemExit(f"warm-up failed: {warm.errors[0]}")
+    return server
+
+
+def _compare(quiet: Level, busy: Level, what: str) -> bool:
+    ratio = _p95(busy) / _p95(quiet)
+    ok = not busy.errors and not quiet.errors and ratio <= 3
+    print(f"p95 {what} / quiet: {ratio:.2f}x; query errors {len(quiet.errors)} quiet, {len(busy.errors)} {what} "
+          f"-> {'PASS' if ok else 'FAIL'} (0 errors and within 3x)", flush=True)
+    for error in busy.errors[:3]:
+        print(f"  error: {error}")
+    return ok
+
+
+def cmd_attack(args) -> int:
+    from hichunk.bench.perf.hostile import DocxUploads, HalfRequests, OptionFlood, slow_docx
+
+    qs = queries(args.queries, args.seed)
+    server = _start(args)
+    try:
+        print(f"index {args.index}; server pid {server.proc.pid}; {args.clients} query clients, at most "
+              f"{args.requests} queries or {args.seconds:g} s per run; {os.cpu_count()} CPUs, {_load()}", flush=True)
+        quiet = run_level(server.port, args.clients, qs, args.budget, args.requests, args.seconds)
+        print("quiet:  " + describe(quiet), flush=True)
+        attackers = [OptionFlood(server.port, 4, args.chunk_requests, args.seconds + 10),
+                     DocxUploads(server.port, args.docx_clients, args.docx_uploads, args.seconds + 10, slow_docx()),
+                     HalfRequests(server.port, args.half_open, args.seconds + 10)]
+        for a in attackers:
+            a.start()
+        time.sleep(2)  # the attack takes hold before the queries start
+        busy = run_level(server.port, args.clients, qs, args.budget, args.requests, args.seconds)
+        print("attack: " + describe(busy), flush=True)
+        for a in attackers:
+            a.finish()
+            print("  " + a.summary(), flush=True)
+        print(f"server RSS (all its processes) after the attack: {server.rss_mb():.0f} MB; {_load()}", flush=True)
+    finally:
+        server.proc.kill()  # an old server may still be busy with the attack's work
+        server.proc.wait()
+    return 0 if _compare(quiet, busy, "under attack") else 1
+
+
+def cmd_memory(args) -> int:
+    import http.client as hc
+
+    server = _start(args)
+    try:
+        def chunk(n: int) -> int:
+            conn = hc.HTTPConnection(HOST, server.port, timeout=300)
+            try:
+                body = json.dumps({"text": f"# Note {n}\n\nA short note. It has two sentences.", "format": "markdown",
+                                   "leaf_tokens": 16 + n}).encode()
+                conn.request("POST", "/chunk", body=body, headers={"Content-Type": "application/json"})
+                resp = conn.getresponse()
+                resp.read()
+                return resp.status
+            finally:
+                conn.close()
+
+        first = chunk(0)  # workers up and the model loaded: the start
+        start, start_pss = server.rss_mb(), server.pss_mb()
+        peak, statuses = start, {}
+        started = time.perf_counter()
+        for n in range(1, args.chunk_requests + 1):
+            status = chunk(n)
+            statuses[status] = statuses.get(status, 0) + 1
+            if n % 25 == 0:
+                peak = max(peak, server.rss_mb())
+        end, end_pss = server.rss_mb(), server.pss_mb()
+        took = time.perf_counter() - started
+    finally:
+        server.stop()
+    grew = end - start
+    ok = grew <= 200 and statuses.get(200, 0) == args.chunk_requests and first == 200
+    print(f"{args.chunk_requests} /chunk requests with distinct leaf_tokens in {took:.1f} s: answers {statuses}; "
+          f"RSS of the server's processes {start:.0f} MB -> {end:.0f} MB ({grew:+.0f} MB, peak {peak:.0f} MB), "
+          f"PSS {start_pss:.0f} -> {end_pss:.0f} MB; "
+          f"{_load()} -> {'PASS' if ok else 'FAIL'} (within 200 MB)")
+    return 0 if ok else 1
+
+
+def cmd_keepalive(args) -> int:
+    """Per-request latency of GET /health and POST /query on one keep-alive connection (issue 21's stall)."""
+    server = _start(args)
+    try:
+        conn = http.client.HTTPConnection(HOST, server.port, timeout=60)
+        body = json.dumps({"query": queries(1, args.seed)[0], "budget": 64}).encode()
+        for method, path, data in (("GET", "/health", None), ("POST", "/query", body)):
+            times = []
+            for i in range(args.requests + 1):
+                t0 = time.perf_counter()
+                conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
+                resp = conn.getresponse()
+                resp.read()
+                if i:  # the first one opens the connection
+                    times.append(time.perf_counter() - t0)
+            ms = np.asarray(times) * 1000
+            med, lo, hi = bootstrap_ci(ms, _quantile(50))
+            print(f"{method} {path} x{len(ms)} on one keep-alive connection: median {med:.2f} ms [{lo:.2f}-{hi:.2f}], "
+                  f"p95 {np.percentile(ms, 95):.2f} ms, total {ms.sum() / 1000:.2f} s; {_load()}", flush=True)
+        conn.close()
+    finally:
+        server.stop()
+    return 0
+
+
+def big_document(size: int, seed: int = 7) -> str:
+    """A synthetic Markdown manual of about ``size`` characters (the generator of ``make-index``)."""
+    rng = np.random.default_rng(seed)
+    parts, total, doc = [], 0, 0
+    while total < size:
+        part = synthetic_document(rng, 100_000 + doc)
+        parts.append(part)
+        total += len(part)
+        doc += 1
+    return "".join(parts)[:size]
+
+
+def cmd_update(args) -> int:
+    import shutil
+
+    qs = queries(args.queries, args.seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "index")
+        shutil.copytree(args.index, copy)
+        args.index = copy
+        server = _start(args, ["--allow-update"])
+        text = big_document(int(args.mb * 1_000_000))
+        try:
+            print(f"index copy {copy}; server pid {server.proc.pid}; {args.clients} query clients; one "
+                  f"/index/update of {len(text) / 1e6:.2f} MB; {_load()}", flush=True)
+            quiet = run_level(server.port, args.clients, qs, args.budget, args.requests, args.seconds)
+            print("quiet:  " + describe(quiet), flush=True)
+            outcome: dict = {}
+
+            def update() -> None:
+                body = json.dumps({"documents": [{"id": "big-update.md", "text": text, "format": "markdown"}]}).encode()
+                conn = http.client.HTTPConnection(HOST, server.port, timeout=3600)
+                t0 = time.perf_counter()
+                conn.request("POST", "/index/update", body=body, headers={"Content-Type": "application/json"})
+                resp = conn.getresponse()
+                outcome.update(status=resp.status, body=resp.read()[:300], seconds=time.perf_counter() - t0)
+
+            updating = threading.Thread(target=update)
+            updating.start()
+            time.sleep(0.5)
+            busy = Level(args.clients)
+            rounds = 0
+            while updating.is_alive() and rounds < args.max_rounds:  # queries for as long as the update runs
+                part = run_level(server.port, args.clients, qs, args.budget, args.requests, args.seconds)
+                busy.latencies += part.latencies
+                busy.errors += part.errors
+                busy.wall += part.wall
+                rounds += 1
+            updating.join()
+            print(f"during the update: {describe(busy)}; the update: status {outcome.get('status')} in "
+                  f"{outcome.get('seconds', float('nan')):.1f} s; {_load()}", flush=True)
+        finally:
+            server.stop()
+    return 0 if _compare(quiet, busy, "during the update") and outcome.get("status") == 200 else 1
 
 
 def _quantile(q: float):
@@ -265,6 +496,29 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--budget", type=int, default=4096, help="token budget per query (default: 4096)")
     r.add_argument("--seed", type=int, default=1)
     r.set_defaults(handler=cmd_run)
+    for name, handler, helptext in (
+            ("attack", cmd_attack, "query latency and errors alone and beside hostile clients (issue 19 rows 1-3)"),
+            ("memory", cmd_memory, "server RSS over many /chunk requests with distinct options"),
+            ("update", cmd_update, "query latency during one large /index/update (on a copy of the index)"),
+            ("keepalive", cmd_keepalive, "per-request latency on one keep-alive connection (GET /health, POST /query)")):
+        a = sub.add_parser(name, help=helptext)
+        a.add_argument("--index", required=True, metavar="DIR")
+        a.add_argument("--clients", type=int, default=4, help="query clients (default: 4)")
+        a.add_argument("--requests", type=int, default=300, help="queries per run, at most (default: 300)")
+        a.add_argument("--seconds", type=float, default=60.0, help="time per run, at most (default: 60)")
+        a.add_argument("--queries", type=int, default=100, help="distinct queries (default: 100)")
+        a.add_argument("--budget", type=int, default=4096, help="token budget per query (default: 4096)")
+        a.add_argument("--seed", type=int, default=1)
+        a.add_argument("--python", default=None, metavar="PATH", help="interpreter that runs the server (default: this one)")
+        a.add_argument("--server-args", default="", metavar="ARGS", help="more hichunk serve options, e.g. "
+                       "'--update-seconds 3600'")
+        a.add_argument("--chunk-requests", type=int, default=500, help="distinct-option /chunk requests (default: 500)")
+        a.add_argument("--docx-clients", type=int, default=8, help="attack: DOCX uploads at once (default: 8)")
+        a.add_argument("--docx-uploads", type=int, default=40, help="attack: DOCX uploads in all (default: 40)")
+        a.add_argument("--half-open", type=int, default=520, help="attack: half-request connections held (default: 520)")
+        a.add_argument("--mb", type=float, default=1.5, help="update: size of the document, in MB (default: 1.5)")
+        a.add_argument("--max-rounds", type=int, default=20, help="update: query runs while the update lasts, at most")
+        a.set_defaults(handler=handler)
     args = parser.parse_args(argv)
     return args.handler(args)
 

@@ -95,17 +95,23 @@ def _config_options(p: argparse.ArgumentParser) -> None:
                    "path, db://NAME for LanceDB Cloud/Enterprise); default: the index directory's own files")
 
 
-def _documents(paths: list[str], args: argparse.Namespace):
-    from hichunk.cli.options import input_paths, load_input
-    from hichunk.retrieval.index import doc_id_for
-    from hichunk.retrieval.index.ingest import PathLoader
+def _inputs(paths: list[str], args: argparse.Namespace) -> list[str]:
+    from hichunk.cli.options import input_paths
 
     found = input_paths(paths, args)
     if args.ray is not None:  # largest files first: a long document must not finish last
         found.sort(key=lambda p: -_size(p))
+    return found
+
+
+def _documents(index, found: list[str], args: argparse.Namespace):
+    """(id, loader) per input; ids are relative to the index's root, whatever the working directory."""
+    from hichunk.cli.options import load_input
+    from hichunk.retrieval.index.ingest import PathLoader
+
     fmt = None if args.input_format == "auto" else args.input_format
-    return [(doc_id_for(path), PathLoader.here(path, format=fmt, encoding=args.encoding,
-                                               encoding_errors=args.encoding_errors)
+    return [(index.doc_id(path) if path != "-" else "-",
+             PathLoader.here(path, format=fmt, encoding=args.encoding, encoding_errors=args.encoding_errors)
              if path != "-" else (lambda: load_input("-", args))) for path in found]
 
 
@@ -183,9 +189,9 @@ def run_build(args: argparse.Namespace) -> int:
                          merge_over_chunk=args.merge_over_chunk, hints=args.hints, tokenizer=args.tokenizer or "",
                          search=args.search, store=args.store)
     _check_ray(args)
-    docs = _documents(args.paths, args)  # inputs needing a missing extra are refused before the index exists
+    found = _inputs(args.paths, args)  # inputs needing a missing extra are refused before the index exists
     index = Index.create(args.index, config)
-    return _print_report(_add(index, docs, args), args, "index build")
+    return _print_report(_add(index, _documents(index, found, args), args), args, "index build")
 
 
 def run_update(args: argparse.Namespace) -> int:
@@ -193,7 +199,7 @@ def run_update(args: argparse.Namespace) -> int:
 
     _check_ray(args)
     index = Index.open(args.index)
-    return _print_report(_add(index, _documents(args.paths, args), args), args, "index update")
+    return _print_report(_add(index, _documents(index, _inputs(args.paths, args), args), args), args, "index update")
 
 
 def run_remove(args: argparse.Namespace) -> int:
@@ -209,7 +215,7 @@ def run_info(args: argparse.Namespace) -> int:
 
     index = Index.open(args.index)
     info = {"index": args.index, "documents": len(index), "leaves": index.n_leaves, "config": asdict(index.config),
-            "embedder_id": index.store.embedder_id}
+            "embedder_id": index.store.embedder_id, "generation": index.generation, "root": index.root}
     if hasattr(index.store, "manifest"):  # the directory format
         info["segments"] = len(index.store.manifest["segments"])
         if index.store.manifest.get("ann"):

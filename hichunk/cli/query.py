@@ -86,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
     if args.html and (args.json or args.queries is not None):
         raise HichunkError("--html shows one question's answer: not with --json or --queries")
     index = Index.open(args.index)
+    if not index.n_leaves and not getattr(args, "quiet", False):
+        print(f"hichunk: note: the index {args.index} holds no {'leaves' if len(index) else 'documents'}: "
+              "every context is empty", file=sys.stderr)
     if args.ann_expansion is not None:
         index.ann_expansion = args.ann_expansion
     options = FillOptions(budget=args.budget, auto_merge=not args.no_auto_merge, mode=args.mode, fill=args.fill,

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import codecs
+import re
 
 from hichunk.errors import InputError
 
 _SNIFF_BYTES = 8192
 # Control characters that never appear in real text (tab, LF, VT, FF, CR and ESC do).
 _BINARY_CONTROLS = bytes(c for c in range(32) if c not in (9, 10, 11, 12, 13, 27))
+_SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python str, a code point here is always a lone surrogate
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate in ``text`` (not valid Unicode: UTF-8 cannot write it), or None."""
+    m = _SURROGATE.search(text)
+    return m.start() if m else None
 
 
 def looks_binary(data: bytes) -> bool:
@@ -36,11 +44,21 @@ def decode_bytes(data: bytes, name: str = "<input>", encoding: str = "utf-8", er
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         encoding = "utf-16"
     try:
-        return data.decode(encoding, errors)
+        if not getattr(codecs.lookup(encoding), "_is_text_encoding", True):  # base64, zlib, rot13 ...
+            raise InputError(f"{encoding!r} is not a text encoding")
+    except LookupError:
+        raise InputError(f"unknown encoding {encoding!r}") from None
+    try:
+        text = data.decode(encoding, errors)
     except UnicodeDecodeError as exc:
         raise InputError(
             f"{name}: not valid {exc.encoding} at byte {exc.start} "
             f"(use --encoding-errors replace to read it anyway)"
         ) from None
-    except LookupError:
-        raise InputError(f"unknown encoding {encoding!r}") from None
+    except (UnicodeError, ValueError, TypeError) as exc:  # codecs such as punycode raise their own kinds
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise InputError(f"{name}: cannot decode as {encoding} ({reason})") from None
+    at = lone_surrogate(text)
+    if at is not None:  # utf-7, unicode_escape ... can decode to text that no UTF-8 output can hold
+        raise InputError(f"{name}: decoding as {encoding} gives a lone surrogate at character {at} (not valid Unicode)")
+    return text

@@ -45,6 +45,7 @@ EXTENSIONS: dict[str, str] = {
     ".docx": "docx",
 }
 GROFF_SUFFIXES = tuple(f".{n}" for n in range(1, 10))
+MAX_INFLATED_BYTES = 256 * 1024 * 1024  # a .gz input inflates to at most this (a small file can hide gigabytes)
 
 
 def detect_format(path: str) -> str:
@@ -108,6 +109,25 @@ def read_file(path: str) -> bytes:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
 
 
+def inflate(data: bytes, name: str, limit: int | None = None) -> bytes:
+    """The content of gzip ``data``, read only up to ``limit`` bytes (default ``MAX_INFLATED_BYTES``; more is
+    refused, never held in memory)."""
+    import gzip
+    import io
+    import zlib
+
+    limit = MAX_INFLATED_BYTES if limit is None else limit
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            out = fh.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{name}: not a valid gzip file ({exc})") from None
+    if len(out) > limit:
+        raise InputError(f"{name}: inflates to more than {limit:,} bytes (the limit for .gz inputs); decompress it "
+                         "yourself to read it")
+    return out
+
+
 def load_document(
     path: str,
     fmt: str | None = None,
@@ -117,10 +137,5 @@ def load_document(
     """Read, decode and parse a file; problems raise ``InputError`` with a one-line message."""
     data = read_file(path)
     if path.lower().endswith(".gz"):
-        import gzip
-
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"{path}: not a valid gzip file ({exc})") from None
+        data = inflate(data, path)
     return parse_bytes(data, fmt or detect_format(path), path, encoding, encoding_errors)

@@ -45,6 +45,8 @@ def _slots(names: list[str], docs: list[str]) -> np.ndarray:
 def _exact(names: list[str], row_doc: np.ndarray, row_node: np.ndarray, vectors: np.ndarray,
            vector: np.ndarray) -> Iterator[Candidate]:
     """All given rows by exact score; ties by row (rows come in document, then leaf order)."""
+    if not len(row_doc):  # no leaves at all (an empty index has no vector dimension either)
+        return
     scores = vectors @ vector
     for row in ranked_rows(scores):
         yield names[row_doc[row]], int(row_node[row]), float(scores[row])

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from hichunk.errors import HichunkError
+from hichunk.errors import HichunkError, IndexBusy, IndexChanged
 from hichunk.retrieval.faults import checkpoint
 from hichunk.retrieval.index.ann import KEY_SHIFT, AnnParams, Graph, content_name, library_version, load_checked, rebuild_warning
 from hichunk.retrieval.index.candidates import KeyTable
@@ -65,9 +65,10 @@ class Segment:
 class DirectoryStore:
     """The committed state of one index directory (see the module doc); ``create`` or ``open`` one."""
 
-    def __init__(self, path: str, manifest: dict):
+    def __init__(self, path: str, manifest: dict, seen: tuple | None = None):
         self.path = path
         self.manifest = manifest
+        self._seen = seen  # (inode, mtime, size) of the manifest file this state was read from
         self.config = IndexConfig(**manifest["config"])
         self.cache_path = os.path.join(path, "cache.sqlite")
         self._segments: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # loaded (memory-mapped) segments
@@ -90,13 +91,32 @@ class DirectoryStore:
             raise HichunkError(f"{path}: the directory is not empty and holds no index")
         for sub in ("", "trees", "segments"):
             os.makedirs(os.path.join(path, sub), exist_ok=True)
-        manifest = {"format": INDEX_FORMAT, "generation": 0, "config": asdict(config), "docs": {}, "segments": {}}
+        manifest = {"format": INDEX_FORMAT, "generation": 0, "config": asdict(config), "docs": {}, "segments": {},
+                    "root": os.getcwd()}
         atomic_write(os.path.join(path, MANIFEST), json.dumps(manifest, indent=1).encode())
-        return cls(path, manifest)
+        return cls.open(path)
 
     @classmethod
     def open(cls, path: str) -> DirectoryStore:
-        return cls(path, _read_manifest(path))
+        seen = _manifest_stat(path)
+        return cls(path, _read_manifest(path), seen)
+
+    def changed_on_disk(self) -> bool:
+        """Whether the manifest file is another than the one this state was read from (one stat, no read)."""
+        return _manifest_stat(self.path) != self._seen
+
+    def refresh(self) -> bool:
+        """Follow commits made by other processes: re-read the manifest when it changed on disk; True when the
+        committed state (its generation) is a new one. Readers of this store must not be reading meanwhile."""
+        if not self.changed_on_disk():
+            return False
+        seen = _manifest_stat(self.path)
+        fresh = _read_manifest(self.path)
+        self._seen = seen
+        if fresh.get("generation") == self.generation:
+            return False
+        self._replace(fresh)
+        return True
 
     # -- the committed state -----------------------------------------------------------
     @property
@@ -111,12 +131,21 @@ class DirectoryStore:
     def embedder_id(self) -> str | None:
         return self.manifest.get("embedder_id")
 
+    @property
+    def root(self) -> str | None:
+        """The directory document ids are relative to (recorded at creation; None in indexes made before)."""
+        return self.manifest.get("root")
+
+    def record_root(self, root: str) -> None:
+        """Give an index made before roots were recorded its root; the next commit writes it."""
+        self.manifest["root"] = root
+
     def tree(self, doc: str) -> ChunkTree:
         try:
             with open(os.path.join(self.path, self.docs[doc]["tree"]), "rb") as fh:
                 return from_dict(json.loads(fh.read()))
         except FileNotFoundError:
-            raise HichunkError(f"{self.path}: the index changed while it was open (another process committed); "
+            raise IndexChanged(f"{self.path}: the index changed while it was open (another process committed); "
                                "open it again") from None
 
     def rows(self, doc: str) -> tuple[np.ndarray, np.ndarray]:
@@ -127,7 +156,11 @@ class DirectoryStore:
     def _segment(self, seg: str) -> tuple[np.ndarray, np.ndarray]:
         if seg not in self._segments:
             base = os.path.join(self.path, "segments", seg)
-            self._segments[seg] = (np.load(f"{base}.vec.npy", mmap_mode="r"), np.load(f"{base}.node.npy", mmap_mode="r"))
+            try:
+                self._segments[seg] = (np.load(f"{base}.vec.npy", mmap_mode="r"), np.load(f"{base}.node.npy", mmap_mode="r"))
+            except FileNotFoundError:
+                raise IndexChanged(f"{self.path}: the index changed while it was open (another process committed); "
+                                   "open it again") from None
         return self._segments[seg]
 
     # -- writing -----------------------------------------------------------------------
@@ -136,9 +169,14 @@ class DirectoryStore:
         """Hold the writer lock; re-read the manifest (another process may have committed) and clear
         a crashed writer's leftovers."""
         with _DirLock(os.path.join(self.path, "lock")):
+            root = self.root
+            seen = _manifest_stat(self.path)
             fresh = _read_manifest(self.path)
+            self._seen = seen
             if fresh.get("generation") != self.manifest.get("generation"):
                 self._replace(fresh)
+            if root and not self.root:  # a root found for an index made before roots were recorded
+                self.record_root(root)
             self._collect_garbage()
             yield
 
@@ -185,6 +223,7 @@ class DirectoryStore:
         checkpoint("before-manifest")
         atomic_write(os.path.join(self.path, MANIFEST), json.dumps(manifest, indent=1, ensure_ascii=False).encode())
         checkpoint("after-manifest")
+        self._seen = _manifest_stat(self.path)
         self._replace(manifest)
         self._collect_garbage()
 
@@ -343,6 +382,15 @@ def _next_seq(manifest: dict) -> int:
     return seq
 
 
+def _manifest_stat(path: str) -> tuple | None:
+    """What tells one manifest file from the next (each commit renames a new file into place)."""
+    try:
+        st = os.stat(os.path.join(path, MANIFEST))
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
 def _read_manifest(path: str) -> dict:
     try:
         with open(os.path.join(path, MANIFEST), "rb") as fh:
@@ -369,7 +417,7 @@ class _DirLock:
             fcntl.flock(self.fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self.fh.close()
-            raise HichunkError(f"{os.path.dirname(self.path)}: another process is writing this index") from None
+            raise IndexBusy(f"{os.path.dirname(self.path)}: another process is writing this index") from None
         return self
 
     def __exit__(self, *exc):

@@ -19,6 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,12 +45,36 @@ if TYPE_CHECKING:
     from hichunk.retrieval.index.distributed import Executor, RaySettings
 
 MAX_VIEWS = 4096  # search views kept per index (least recently used go first)
+MIGRATION_SAMPLE = 64  # document ids looked at to find the root of an index made before roots were recorded
 
 
-def doc_id_for(path: str) -> str:
-    """A document's id: its path relative to the working directory (absolute when outside it)."""
-    rel = os.path.relpath(os.path.abspath(path))
-    return os.path.normpath(rel if not rel.startswith("..") else os.path.abspath(path))
+def doc_id_for(path: str, root: str | None = None) -> str:
+    """A document's id: its path relative to ``root`` (default: the working directory), absolute when outside it.
+
+    An index passes the root it recorded when it was created (``Index.doc_id``), so the same file
+    gets the same id from whatever directory a command runs in.
+    """
+    full = os.path.abspath(path)
+    rel = os.path.relpath(full, os.path.abspath(root) if root else os.getcwd())
+    return os.path.normpath(full if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel)
+
+
+def legacy_root(doc_ids: Iterable[str], near: Iterable[str]) -> str:
+    """For an index made before roots were recorded, the directory its relative ids were made in: the first
+    of ``near`` and the directories above each (nearest first) under which the most of them name a file."""
+    relative = [d for d in doc_ids if not os.path.isabs(d)][:MIGRATION_SAMPLE]
+    candidates: list[str] = []
+    for start in near:
+        path = os.path.abspath(start)
+        while path not in candidates:
+            candidates.append(path)
+            path = os.path.dirname(path)
+    best, found = candidates[0], 0
+    for candidate in candidates:
+        hits = sum(os.path.isfile(os.path.join(candidate, d)) for d in relative)
+        if hits > found:
+            best, found = candidate, hits
+    return best
 
 
 def _file_size(path: str) -> int:
@@ -125,6 +150,45 @@ class Index:
     def n_leaves(self) -> int:
         return sum(d["leaves"] for d in self.docs.values())
 
+    @property
+    def generation(self) -> int:
+        """The committed state's number; it grows with every commit (by this process or another)."""
+        return self.store.generation
+
+    @property
+    def root(self) -> str:
+        """The directory the ids of documents added by path are relative to: recorded when the index was
+        created (an index made before that gets one found from its ids, written at its next commit); an
+        in-memory index uses the working directory."""
+        recorded = getattr(self.store, "root", None)
+        if recorded:
+            return recorded
+        if not hasattr(self.store, "record_root"):
+            return os.getcwd()
+        found = legacy_root(self.docs, [os.getcwd(), os.path.dirname(os.path.abspath(self.store.path))])
+        self.store.record_root(found)
+        return found
+
+    def doc_id(self, path: str) -> str:
+        """The id of the document at ``path`` in this index (relative to ``root``; absolute outside it)."""
+        return doc_id_for(path, self.root)
+
+    def changed_on_disk(self) -> bool:
+        """Whether another process committed since this index last looked (cheap: one stat)."""
+        check = getattr(self.store, "changed_on_disk", None)
+        return bool(check and check())
+
+    def refresh(self) -> bool:
+        """Follow commits by other processes (re-read the manifest when it changed); True when the state is new.
+
+        Must not overlap searches on this object (a server calls it under its writer lock)."""
+        refresh = getattr(self.store, "refresh", None)
+        with self._lock:
+            if refresh is None or not refresh():
+                return False
+            self._follow_store()
+            return True
+
     def tree(self, doc: str) -> ChunkTree:
         if doc not in self.docs:
             raise HichunkError(f"no document {doc!r} in the index")
@@ -160,7 +224,7 @@ class Index:
             if self._ranker is None:
                 if hasattr(self.store, "ranked"):  # a database store searches itself
                     self._ranker = self.store
-                elif self.config.search == ANN:
+                elif self.config.search == ANN and any(d["leaves"] for d in self.docs.values()):
                     table = self.store.key_table()
                     self._ranker = AnnRanker(self.store.ann_graph(table), table, self.ann_expansion)
                 else:
@@ -231,20 +295,29 @@ class Index:
 
     # -- writing -----------------------------------------------------------------------
     def add(self, documents: Iterable[DocumentSource], progress: bool = False, group_size: int = DOCS_PER_GROUP,
-            ray: str | bool | RaySettings | Executor | None = None, workers: int | None = None) -> UpdateReport:
-        """Add or update documents given as ``(doc id, loader)``; one commit at the end.
+            ray: str | bool | RaySettings | Executor | None = None, workers: int | None = None,
+            remove: Iterable[str] = (), guard: Callable[[], AbstractContextManager] | None = None) -> UpdateReport:
+        """Add or update documents given as ``(doc id, loader)`` and remove the ids in ``remove``; one commit.
 
         A document whose source bytes are unchanged is skipped. For updated
         documents the report gives R, the recompute ratio of REFERENCE.md §6.
         ``ray`` chunks and embeds on Ray (``distributed``): ``True`` or
         ``"local"`` starts a local Ray with ``workers`` CPUs, ``"auto"`` joins
-        the running cluster, any other string is a Ray address. Loaders then
-        run on the workers (they are pickled with cloudpickle).
+        the running cluster, any other string is a Ray address, or any
+        ``Executor``. Loaders then run on the workers (they are pickled).
+        ``guard`` (e.g. a readers-writer lock's writer side) is held only
+        while the committed state changes: when the writer lock picks up other
+        processes' commits, and for the commit itself; searches on this object
+        may run while documents are parsed, chunked and embedded.
         """
         items = list(documents)
+        gone = list(remove)
+        both = sorted({doc for doc, _ in items} & set(gone))
+        if both:
+            raise HichunkError(f"document {both[0]!r} is both added and removed")
         if ray is None and workers is None:
-            return self._write(lambda ingest: self._written(ingest.documents(items, progress, group_size)))
-        return self._write(lambda ingest: self._distributed(ingest, items, ray, workers, progress))
+            return self._write(lambda ingest: self._written(ingest.documents(items, progress, group_size)), gone, guard)
+        return self._write(lambda ingest: self._distributed(ingest, items, ray, workers, progress), gone, guard)
 
     def add_paths(self, paths: Iterable[str], progress: bool = False, group_size: int = DOCS_PER_GROUP,
                   ray: str | bool | RaySettings | Executor | None = None, workers: int | None = None) -> UpdateReport:
@@ -258,40 +331,43 @@ class Index:
         found = collect_inputs(list(paths))
         if ray is not None:
             found.sort(key=lambda p: -_file_size(p))
-        return self.add([(doc_id_for(p), PathLoader.here(p)) for p in found], progress, group_size, ray, workers)
+        return self.add([(self.doc_id(p), PathLoader.here(p)) for p in found], progress, group_size, ray, workers)
 
-    def add_trees(self, items: Iterable[TreeItem], progress: bool = False) -> UpdateReport:
+    def add_trees(self, items: Iterable[TreeItem], progress: bool = False,
+                  guard: Callable[[], AbstractContextManager] | None = None) -> UpdateReport:
         """Add or replace documents by chunk trees you already have; one commit.
 
         Each item is ``(doc id, tree)``, whose leaves are embedded through the
         index's embedder and cache like any document's, or ``(doc id, tree,
         vectors)`` with one L2-normalised row per leaf in leaf order, made by
         your own encoder (vectors must come from the index's embedder model to
-        be comparable with its queries).
+        be comparable with its queries). ``guard``: as in ``add``.
         """
-        return self._write(lambda ingest: self._written(ingest.trees(items, progress)))
+        return self._write(lambda ingest: self._written(ingest.trees(items, progress)), [], guard)
 
-    def remove(self, doc_ids: Iterable[str]) -> UpdateReport:
-        report = UpdateReport()
-        with self.store.writing():
-            gone = set()
-            for doc_id in doc_ids:
-                if doc_id not in self.docs:
-                    raise HichunkError(f"no document {doc_id!r} in the index")
-                gone.add(doc_id)
-                report.docs.append(DocReport(doc_id, "removed", self.docs[doc_id]["leaves"]))
-            if gone:
-                self.store.commit([], gone, None)
-        return report
+    def remove(self, doc_ids: Iterable[str], guard: Callable[[], AbstractContextManager] | None = None) -> UpdateReport:
+        """Remove documents by id; one commit (``guard``: as in ``add``)."""
+        return self._write(None, list(doc_ids), guard)
 
-    def _write(self, stage: Callable[[Ingestor], list[Written]]) -> UpdateReport:
-        """Stage under the writer lock against the latest committed state, then commit once."""
+    def _write(self, stage: Callable[[Ingestor], list[Written]] | None, remove: list[str],
+               guard: Callable[[], AbstractContextManager] | None = None) -> UpdateReport:
+        """Stage under the writer lock against the latest committed state, then commit once (removals too)."""
         started = time.perf_counter()
         report = UpdateReport()
-        with self.store.writing():
-            written = stage(Ingestor(self.store, self.embedder, report))
-            if written:
-                self.store.commit(written, set(), self.embedder.id)
+        guard = guard or nullcontext
+        with ExitStack() as held:
+            with guard():  # taking the writer lock re-reads what other processes committed
+                held.enter_context(self.store.writing())
+            gone: dict[str, int] = {}
+            for doc_id in remove:
+                if doc_id not in self.docs:
+                    raise HichunkError(f"no document {doc_id!r} in the index")
+                gone[doc_id] = self.docs[doc_id]["leaves"]
+            written = stage(Ingestor(self.store, self.embedder, report)) if stage else []
+            report.docs += [DocReport(doc_id, "removed", leaves) for doc_id, leaves in gone.items()]
+            if written or gone:
+                with guard():
+                    self.store.commit(written, set(gone), self.embedder.id if written else None)
         report.seconds = time.perf_counter() - started
         return report
 

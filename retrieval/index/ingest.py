@@ -99,7 +99,7 @@ def load_version(doc_id: str, loader: Callable[[], Document], chunker: Chunker, 
             return DocReport(doc_id, "unchanged", committed["leaves"], recompute_ratio=0.0)
         return Version(doc_id, chunker.chunk(doc), doc.name, sha, None)
     except HichunkError as exc:
-        log.error("%s: %s", doc_id, exc)
+        log.info("%s: %s", doc_id, exc)  # the report carries it (the CLI prints each failure once)
         return DocReport(doc_id, "failed", error=str(exc))
 
 
