@@ -12,10 +12,9 @@ rules first, then Punkt inside each piece. Sentences never cross lines.
 
 Punkt reads a long line in windows of at most ``PUNKT_WINDOW`` characters, each
 starting at the last sentence start the previous window found (or at its last
-word), so every call is small: NLTK runs each of its regular expressions under a
-wall-clock limit, and a whole 15 MB line could exceed it on a busy machine. Punkt
-decides a boundary from the tokens on either side of it, so the windows give the
-sentences of a whole-line run, whatever the load.
+word), so every call is small and its memory bounded (a whole 15 MB line once went
+to Punkt in one call). Punkt decides a boundary from the tokens on either side of
+it, so the windows give the sentences of a whole-line run.
 """
 
 from __future__ import annotations
