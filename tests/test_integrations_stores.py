@@ -10,76 +10,24 @@ from __future__ import annotations
 
 import asyncio
 
-import numpy as np
 import pytest
 from fakes import HashEmbedder
+from store_checks import (
+    FILLS,
+    OPTIONS,
+    QUERIES,
+    check_pages,
+    corpus,
+    hash_vectors,
+    raw_text,
+    reference_index,
+    same_result,
+    write_book,
+)
 
-from hichunk.retrieval.index import Index, IndexConfig
 from hichunk.retrieval.search import FillOptions
 
 pytest.importorskip("qdrant_client")
-
-TOPICS = ["kites and wind", "bread and ovens", "rivers and boats", "stars and telescopes", "bees and honey"]
-
-
-def corpus() -> dict[str, str]:
-    """Markdown documents with sections of distinct words (no two leaves alike, so no score ties)."""
-    rng = np.random.default_rng(3)
-    docs = {}
-    for d, topic in enumerate(TOPICS[:3]):
-        parts = [f"# All about {topic}\n\nAn overview of {topic} for doc {d}.\n"]
-        for s in range(3):
-            parts.append(f"\n## Part {s} of {topic.split()[0]}\n\n")
-            for p in range(2):
-                words = " ".join(f"w{int(x)}" for x in rng.integers(0, 400, 40))
-                parts.append(f"Paragraph {p} in part {s} of {topic}: {words}.\n\n")
-        docs[f"doc{d}.md"] = "".join(parts)
-    return docs
-
-
-OPTIONS = {"method": "structure", "leaf_tokens": 40}
-QUERIES = ["kites wind part 1", "w17 w200 w33 ovens", "boats rivers paragraph 0 w5"]
-FILLS = [FillOptions(budget=150), FillOptions(budget=600), FillOptions(budget=400, mode="reference"),
-         FillOptions(budget=300, auto_merge=False)]
-
-
-class DenseHashEmbedder(HashEmbedder):
-    """Every word a fixed random direction: dense vectors whose scores differ far beyond float rounding, so
-    a store's ranking (its own float arithmetic) is the index's ranking."""
-
-    id = "test-dense-hash-64"
-
-    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
-        import hashlib
-        import re
-
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little")
-                out[row] += np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
-            out[row, 0] += 1e-3
-        return out
-
-
-def hash_vectors(texts: list[str]) -> np.ndarray:
-    rows = DenseHashEmbedder().embed_passages(texts)
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
-
-
-def reference_index(trees, texts_of) -> Index:
-    """A hichunk Index holding the same trees with the same leaf vectors (``texts_of(source, tree)`` embedded)."""
-    index = Index.memory(IndexConfig(**OPTIONS), embedder=DenseHashEmbedder())
-    index.add_trees([(source, tree, hash_vectors(texts_of(source, tree))) for source, tree in trees])
-    return index
-
-
-def same_result(got, want) -> None:
-    assert got.context == want.context
-    assert [(p.doc, p.node, p.merged, p.truncated) for p in got.passages] == \
-        [(p.doc, p.node, p.merged, p.truncated) for p in want.passages]
-    assert [p.score for p in got.passages] == pytest.approx([p.score for p in want.passages], abs=1e-5)
-
 
 # -- LangChain ---------------------------------------------------------------------------------
 
@@ -120,7 +68,7 @@ def test_langchain_store_retriever_equals_index_search(tmp_path, kind):
 
     trees = [(g.source, tree) for g, tree in splitter.chunk_trees([d.page_content for d in documents],
                                                                   [d.metadata for d in documents])]
-    index = reference_index(trees, lambda source, tree: [tree.text[slice(*_raw(tree, leaf))] for leaf in tree.leaves()])
+    index = reference_index(trees, lambda source, tree: [raw_text(tree, leaf) for leaf in tree.leaves()])
     merges = 0
     for fill in FILLS:
         retriever.options = fill
@@ -138,12 +86,6 @@ def test_langchain_store_retriever_equals_index_search(tmp_path, kind):
     texts = corpus()
     assert all(texts[d.metadata["source"]][d.metadata["start_index"] : d.metadata["end_index"]] == d.page_content
                for d in raw)
-
-
-def _raw(tree, leaf):
-    from hichunk.tree.spans import raw_span
-
-    return raw_span(tree, leaf)
 
 
 def test_langchain_store_retriever_needs_one_tree_store():
@@ -244,25 +186,7 @@ def test_llama_index_auto_merge_retriever_refuses_a_docstore_without_trees():
 
 @pytest.fixture
 def book(tmp_path):
-    pytest.importorskip("reportlab")
-    from pdf_writer import build_book
-
-    path = tmp_path / "book.pdf"
-    path.write_bytes(build_book(chapters=3, chinese=False).data)
-    return path
-
-
-def _check_pages(leaves_meta_text, pages: list[str]) -> None:
-    """Each leaf's text lies on the pages its metadata names (and the tree covers every page)."""
-    assert leaves_meta_text
-    seen = set()
-    for text, meta in leaves_meta_text:
-        first, last = meta["page_start"], meta["page_end"]
-        assert 1 <= first <= last <= len(pages)
-        joined = "\n\f\n".join(pages[first - 1 : last])
-        assert text in joined
-        seen |= set(range(first, last + 1))
-    assert seen == set(range(1, len(pages) + 1))
+    return write_book(tmp_path / "book.pdf")
 
 
 def test_pypdfloader_pages_chunk_as_one_tree_with_pages(book):
@@ -280,7 +204,7 @@ def test_pypdfloader_pages_chunk_as_one_tree_with_pages(book):
     assert len({d.metadata["node_path"][0] for d in leaves}) == 1 and len(splitter.chunk_trees(
         [p.page_content for p in pages], [p.metadata for p in pages])) == 1  # one tree spans the PDF
     assert all("page" not in d.metadata and "page_label" not in d.metadata for d in leaves)
-    _check_pages([(d.page_content, d.metadata) for d in leaves], [p.page_content for p in pages])
+    check_pages([(d.page_content, d.metadata) for d in leaves], [p.page_content for p in pages])
 
 
 def test_simple_directory_reader_pdf_pages_chunk_as_one_tree_with_pages(book):
@@ -297,7 +221,7 @@ def test_simple_directory_reader_pdf_pages_chunk_as_one_tree_with_pages(book):
     assert len(roots) == 1 and roots[0].metadata["source"] == pages[0].metadata["file_path"]
     leaves = get_leaf_nodes(nodes)
     assert all("page_label" not in n.metadata for n in leaves)
-    _check_pages([(n.get_content(), n.metadata) for n in leaves], [p.get_content() for p in pages])
+    check_pages([(n.get_content(), n.metadata) for n in leaves], [p.get_content() for p in pages])
 
 
 def test_splitter_given_a_real_pdf_path_uses_the_pdf_reader(book):

@@ -20,12 +20,13 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hichunk.document import Document, detect_format, load_document, parse_document
+from hichunk.document import Document, detect_format, load_document, parse_bytes, parse_document
 from hichunk.document.load import BINARY_PARSERS
 from hichunk.retrieval.search import FillOptions, Passage, SearchResult
 from hichunk.tree.model import ChunkTree, Node
 from hichunk.tree.spans import pages, raw_span
 
+TREE_KIND = "hichunk-tree"  # the kind of the document that holds a serialised chunk tree in a store
 CONTENT = ("context", "raw")  # what a retrieved passage's text is: its exact raw span, or the context's clean piece
 SOURCE_KEYS = ("source", "file_path", "file_name", "filename")  # where frameworks' loaders keep the file name
 
@@ -82,13 +83,19 @@ def check_content(content: str) -> str:
     return content
 
 
-def source_of(metadata: Mapping, text: str) -> str:
-    """A document's id from a framework's metadata, or a hash of its text when it has none."""
+def source_of(metadata: Mapping, text: str, fallback: str | None = None) -> str:
+    """A document's id from a framework's metadata, else ``fallback`` (the framework's own document id),
+    else a hash of its text."""
     for key in SOURCE_KEYS:
         value = metadata.get(key)
         if isinstance(value, str) and value:
             return value
-    return "text-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return fallback or "text-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def tree_key(source: str) -> str:
+    """Where a document's chunk tree is kept in a docstore, byte store or document store."""
+    return f"{source}#tree"
 
 
 def format_of(metadata: Mapping, fixed: str | None) -> str:
@@ -124,12 +131,16 @@ def _page_number(metadata: Mapping) -> int | None:
     return None
 
 
+def is_pdf(metadata: Mapping) -> bool:
+    """True when a loader's metadata says the text came from a PDF (a .pdf source name or a PDF file type)."""
+    names = [metadata.get(k) for k in SOURCE_KEYS]
+    return metadata.get("file_type") == "application/pdf" or any(
+        isinstance(v, str) and v.lower().endswith(".pdf") for v in names)
+
+
 def is_pdf_page(metadata: Mapping) -> bool:
     """True for one page of a PDF as a loader gives it (a .pdf source and a page key)."""
-    names = [metadata.get(k) for k in SOURCE_KEYS]
-    pdf = metadata.get("file_type") == "application/pdf" or any(
-        isinstance(v, str) and v.lower().endswith(".pdf") for v in names)
-    return pdf and any(k in metadata for k in PAGE_KEYS)
+    return is_pdf(metadata) and any(k in metadata for k in PAGE_KEYS)
 
 
 @dataclass
@@ -142,8 +153,12 @@ class SourceText:
     members: list[int] = field(default_factory=list)  # positions of the input documents it came from
     page_starts: list[int] = field(default_factory=list)
     path: str | None = None  # a real PDF/DOCX file, read with hichunk's own reader
+    blob: tuple[bytes, str] | None = None  # a file's bytes and format (Haystack ``ByteStream``), read the same way
 
     def document(self, fmt: str | None) -> Document:
+        if self.blob is not None:
+            data, blob_format = self.blob
+            return parse_bytes(data, blob_format, self.source)
         if self.path is not None:
             doc = load_document(self.path)
             doc.name = self.source

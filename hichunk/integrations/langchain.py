@@ -54,6 +54,7 @@ from hichunk.chunkers import DEFAULT_METHOD  # noqa: E402
 from hichunk.document import parse_document  # noqa: E402
 from hichunk.errors import HichunkError  # noqa: E402
 from hichunk.integrations.common import (  # noqa: E402
+    TREE_KIND,
     SourceText,
     check_content,
     fill_options,
@@ -63,6 +64,7 @@ from hichunk.integrations.common import (  # noqa: E402
     passage_metadata,
     source_of,
     source_texts,
+    tree_key,
 )
 from hichunk.retrieval.search import FillOptions, SearchResult  # noqa: E402
 from hichunk.retrieval.search.external import TreeViews, ranked_blocks, search_ranked  # noqa: E402
@@ -183,11 +185,6 @@ def result_documents(result: SearchResult, content: str) -> list[Document]:
                      id=f"{p.doc}#{p.node}") for p in result.passages]
 
 
-def tree_key(source: str) -> str:
-    """Where a document's chunk tree is kept in the docstore / byte store."""
-    return f"{source}#tree"
-
-
 class HiChunkVectorStoreRetriever(BaseRetriever):
     """hichunk's budget fill with Auto-Merge over any LangChain ``VectorStore`` holding the leaves, with the
     chunk trees in a docstore (``BaseStore[str, Document]``) or a byte store (``ByteStore``).
@@ -235,7 +232,7 @@ class HiChunkVectorStoreRetriever(BaseRetriever):
         entries = []
         for group, tree in trees:
             data = json.dumps(to_dict(tree), ensure_ascii=False)
-            value = (Document(page_content=data, metadata={"source": group.source, "kind": "hichunk-tree"})
+            value = (Document(page_content=data, metadata={"source": group.source, "kind": TREE_KIND})
                      if self.docstore is not None else data.encode("utf-8", "surrogatepass"))
             entries.append((tree_key(group.source), value))
         self._store.mset(entries)
