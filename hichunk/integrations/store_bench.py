@@ -6,10 +6,11 @@
 ``recall``: the benchmark's documents are chunked once (HC200, as ``hichunk bench rag``) and their
 leaves embedded once; the same trees and vectors then go into every route: a hichunk ``Index`` in
 memory (the reference), an index on the LanceDB store (``store="embedded"``), LangChain
-(``HiChunkVectorStoreRetriever`` over ``langchain-qdrant``, Qdrant's embedded mode) and LlamaIndex
-(``HiChunkAutoMergeRetriever`` over ``llama-index-vector-stores-qdrant``). Each question ranks its own
-document's leaves (a filter in each store; the HiCBench protocol, top 128) and fills each budget with
-Auto-Merge; the evidence recall of each route is printed with a 95% bootstrap interval and its paired
+(``HiChunkVectorStoreRetriever`` over ``langchain-qdrant``, Qdrant's embedded mode), LlamaIndex
+(``HiChunkAutoMergeRetriever`` over ``llama-index-vector-stores-qdrant``) and Haystack
+(``HiChunkAutoMergeRetriever`` over ``qdrant-haystack``'s ``QdrantEmbeddingRetriever``). Each question
+ranks its own document's leaves (a filter in each store; the HiCBench protocol, top 128) and fills each
+budget with Auto-Merge; the evidence recall of each route is printed with a 95% bootstrap interval and its paired
 difference against the ``Index``, and the count of questions whose context differs.
 
 ``speed``: synthetic indexes of N leaves (real chunk trees of generated manuals, reused under new
@@ -32,7 +33,7 @@ from tqdm import tqdm
 
 from hichunk.bench.stats import bootstrap_ci, mean_ci, paired_diff_ci
 
-ROUTES = ("index", "lancedb", "langchain-qdrant", "llamaindex-qdrant")
+ROUTES = ("index", "lancedb", "langchain-qdrant", "llamaindex-qdrant", "haystack-qdrant")
 STORES = ("directory", "directory-ann", "lancedb")
 
 
@@ -146,6 +147,32 @@ def _llamaindex_route(folder, trees, vectors, embedder):
     return search
 
 
+def _haystack_route(folder, trees, vectors):
+    from dataclasses import replace
+
+    from haystack_integrations.components.retrievers.qdrant import QdrantEmbeddingRetriever
+    from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+
+    from hichunk.integrations.haystack import HiChunkAutoMergeRetriever, HiChunkDocumentSplitter
+
+    dim = next(iter(vectors.values())).shape[1]
+    store = QdrantDocumentStore(path=os.path.join(folder, "qdrant-hs"), embedding_dim=dim, similarity="cosine",
+                                recreate_index=True, progress_bar=False)
+    splitter = HiChunkDocumentSplitter()  # only makes documents of the trees: no model is loaded
+    for doc, tree in tqdm(trees.items(), desc="haystack: leaves -> qdrant", unit="doc", file=sys.stderr):
+        leaves, tree_document = splitter.tree_documents(tree, doc)
+        by_node = {leaf.id: vector for leaf, vector in zip(tree.leaves(), vectors[doc])}
+        leaves = [replace(leaf, embedding=by_node[leaf.meta["node_id"]].tolist()) for leaf in leaves]
+        store.write_documents([*leaves, tree_document])
+    retriever = HiChunkAutoMergeRetriever(QdrantEmbeddingRetriever(store))
+
+    def search(q, qv, doc, fill):
+        retriever.options = fill
+        return retriever.search(qv.tolist(), q, {"field": "meta.source", "operator": "==", "value": doc})
+
+    return search
+
+
 def cmd_recall(args) -> int:
     from hichunk.bench.metrics.evidence import EvidenceScorer
     from hichunk.retrieval import FillOptions
@@ -158,7 +185,8 @@ def cmd_recall(args) -> int:
     routes = {"index": lambda q, qv, doc, fill: search_vector(reference, qv, q, fill, tokenizer, [doc])}
     makers = {"lancedb": lambda: _lancedb_route(folder, trees, vectors, config, embedder),
               "langchain-qdrant": lambda: _langchain_route(folder, trees, vectors, embedder),
-              "llamaindex-qdrant": lambda: _llamaindex_route(folder, trees, vectors, embedder)}
+              "llamaindex-qdrant": lambda: _llamaindex_route(folder, trees, vectors, embedder),
+              "haystack-qdrant": lambda: _haystack_route(folder, trees, vectors)}
     for name in args.routes.split(","):
         if name != "index":
             routes[name] = makers[name]()
