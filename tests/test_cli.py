@@ -147,3 +147,16 @@ def test_hard_inputs_stay_lossless(tmp_path, content):
 def test_demo_runs():
     proc = run_cli("demo")
     assert proc.returncode == 0 and "Home Battery Storage" in proc.stdout
+
+
+def test_chunk_with_the_shipped_model_starts_light(tmp_path):
+    """Start-up is what a CLI call pays every time: chunking with the shipped model must load neither
+    torch nor nltk nor the retrieval index (each costs a large share of the 0.5 s start-up budget)."""
+    doc = tmp_path / "doc.md"
+    doc.write_text("# Title\n\nSome text. More text.\n\n## Part\n\nBody text here.\n", encoding="utf-8")
+    code = ("import sys\nfrom hichunk.cli import main\n"
+            f"assert main(['chunk', {str(doc)!r}, '-q']) == 0\n"
+            "heavy = [m for m in ('torch', 'nltk', 'transformers', 'hichunk.retrieval.index') if m in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -173,12 +173,14 @@ def text_cues(text: str) -> tuple[float, ...]:
     return tuple(cues)
 
 
-def style_cues(text: str, layout: LineLayout) -> list[float]:
-    """Cues of model version 3: typography, underlines, callout and table-of-contents lines."""
+@lru_cache(maxsize=1 << 16)
+def style_cues(text: str, layout: LineLayout) -> tuple[float, ...]:
+    """Cues of model version 3: typography, underlines, callout and table-of-contents lines (cached: a line and
+    its layout recur in every window that shows them)."""
     s = text.strip()
     alpha = [c for c in s if c.isalpha() and c.isascii()]
     rule = [float(layout.underline == c) for c in UNDERLINES] + [float(bool(layout.underline) and layout.underline not in UNDERLINES)]
-    return [
+    return (
         float(layout.size != 1.0 or layout.bold or layout.italic or layout.gap > 0),  # typography known
         min(max(layout.size - 1.0, -0.5), 1.5),
         float(layout.size >= 1.12),
@@ -189,7 +191,7 @@ def style_cues(text: str, layout: LineLayout) -> list[float]:
         float(bool(_CALLOUT.match(s))),
         float(bool(_TOC_ENTRY.search(s))),
         float(len(alpha) >= 3 and all(c.isupper() for c in alpha) and len(s) <= HEADING_CHARS),
-    ]
+    )
 
 
 N_TEXT_CUES = len(text_cues("x"))

@@ -152,7 +152,7 @@ def network_arrays(state: dict) -> dict[str, np.ndarray]:
         table, weight = arrays.pop("pieces.weight"), arrays.pop("sem.weight")
         arrays["sem.table"] = (table @ weight.T).astype(np.float16)
     if "ngrams.weight" in arrays:
-        arrays["ngrams.weight"] = arrays["ngrams.weight"].astype(np.float16)
+        arrays["ngrams.weight"] = arrays["ngrams.weight"].astype(np.float16, copy=False)
     return arrays
 
 
