@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 # name -> module; imported on first use so that `hichunk.retrieval.embedders` (e.g. for the CLI's
 # defaults) does not pull in the whole index.
@@ -24,6 +25,13 @@ _EXPORTS = {
     "FillOptions": "hichunk.retrieval.search", "Passage": "hichunk.retrieval.search",
     "SearchResult": "hichunk.retrieval.search",
 }
+
+
+if TYPE_CHECKING:  # what type checkers and the API docs (griffe reads imports statically) resolve
+    from hichunk.retrieval.embedders import DEFAULT_EMBEDDER, load_embedder
+    from hichunk.retrieval.index import DEFAULT_METHOD, Index, IndexConfig, ShardedIndex, UpdateReport
+    from hichunk.retrieval.inputs import encoder_inputs
+    from hichunk.retrieval.search import FillOptions, Passage, SearchResult
 
 
 def __getattr__(name: str):

@@ -79,6 +79,23 @@ def test_every_public_name_resolves():
         assert getattr(hichunk, name) is not None
 
 
+@pytest.mark.parametrize("package", ["hichunk", "hichunk.retrieval"])
+def test_lazy_exports_are_also_imported_for_static_readers(package):
+    """The API docs (griffe) and type checkers read the ``if TYPE_CHECKING:`` imports, not ``__getattr__``:
+    each lazy export must be imported there from the module ``_EXPORTS`` names."""
+    import ast
+    import importlib
+    import inspect
+
+    module = importlib.import_module(package)
+    guarded = next(node for node in ast.parse(inspect.getsource(module)).body
+                   if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING")
+    imported = {alias.name: statement.module for statement in guarded.body for alias in statement.names}
+    assert sorted(imported) == sorted(module._EXPORTS)
+    for name, source in imported.items():
+        assert getattr(importlib.import_module(source), name) is getattr(module, name), name
+
+
 def test_tokenizer_by_name_and_unknown_attribute():
     assert hichunk.ChunkOptions(tokenizer=None).tokenizer.count("hello world") > 0
     with pytest.raises(AttributeError):
