@@ -265,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
     try:
         docs = load_benchmark_documents(args)
+        if args.lofo:
+            docs = with_trained_folds(docs, args.methods)
         if not docs:
             raise HichunkError("no documents to score")
         results = evaluate(docs, args.methods, progress=not args.quiet)
@@ -305,6 +307,27 @@ def load_benchmark_documents(args: argparse.Namespace) -> list[Labelled]:
 
         docs += rendered_documents(args.labels, SPLITS, kinds, progress=not args.quiet, keep=keep)
     return docs
+
+
+def with_trained_folds(docs: list[Labelled], methods: str) -> list[Labelled]:
+    """The documents every fold-model method can score: a family whose fold model was not trained
+    (a stopped run) is left out of the benchmark for all methods, and named, so rows stay comparable."""
+    from hichunk.errors import HichunkError
+    from hichunk.models.train.folds import is_fold_dir, load_plan, trained_folds
+
+    missing: set[str] = set()
+    for spec in parse_methods(methods):
+        if spec.model is None or not is_fold_dir(spec.model):
+            continue
+        plan, have = load_plan(spec.model), trained_folds(spec.model)
+        if not have:
+            raise HichunkError(f"{spec.model}: no fold model is trained yet")
+        gone = {f for f, i in plan.fold.items() if i not in have}
+        if gone:
+            log.warning("%s: folds %s not trained; their families are left out: %s", spec.label,
+                        ", ".join(str(i) for i in sorted(set(range(plan.k)) - have)), ", ".join(sorted(gone)))
+        missing |= gone
+    return [d for d in docs if d.family not in missing]
 
 
 def summarise_families(docs: list[Labelled], results: dict[str, MethodResult], boot: int = 1000):

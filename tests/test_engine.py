@@ -144,7 +144,7 @@ def test_empty_answer_means_no_starts_unless_strict():
 
 def test_a_line_given_two_levels_keeps_the_shallowest_and_line0_keeps_its_level():
     model = ScriptedModel(["0, Level Three, False\n1, Level Two, True\n1, Level One, False"], window_tokens=window_for(9))
-    result = infer_points(["a", "b", "c"], model)
+    result = infer_points(["a", "b", "c"], model, EngineSettings(document_levels=False))  # the windows' own levels
     assert result.points == {0: (3, False), 1: (1, False)}
 
 

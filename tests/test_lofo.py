@@ -106,6 +106,13 @@ def test_fold_models_never_see_their_families_and_score_their_own(family_corpus,
     groups = {r["group"] for r in data["rows"]}
     assert {"markdown-corpus [en]", "markdown-unnumbered [en]"} <= groups
 
+    # a run stopped before its last fold: that fold's families are left out, the rest still scored
+    (out / "fold-01" / "weights.safetensors").unlink()
+    assert split_eval.main(["--corpus", family_corpus, "--lofo", "--methods", f"v={out},numbering", "-q",
+                            "--bootstrap", "50", "--json", str(report)]) == 0
+    data = json.loads(report.read_text())
+    assert {r["family"] for r in data["families"]} == set(plan.held_out(0))
+
 
 def test_document_ids_name_their_family():
     from hichunk.models.train.corpus.families import document_family

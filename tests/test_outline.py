@@ -49,7 +49,40 @@ def test_majority_per_style_and_untitled_or_plain_starts_untouched():
     texts = ["2.1 Alpha", "2.2 Beta", "2.3 Gamma", "Plain heading", "body text here"]
     points = {0: (2, True), 1: (3, True), 2: (2, True), 3: (4, True), 4: (1, False)}
     out = consistent_levels(points, texts)
-    assert out == {0: (2, True), 1: (2, True), 2: (2, True), 3: (4, True), 4: (1, False)}
+    # the plain heading keeps its place below the numbered ones (level 4 told as 3: no level is skipped)
+    assert out == {0: (2, True), 1: (2, True), 2: (2, True), 3: (3, True), 4: (1, False)}
+
+
+def test_no_level_is_skipped():
+    texts = ["Title of the note", "body", "Usage", "body", "Options", "body", "Flags"]
+    points = {0: (1, True), 2: (3, True), 4: (3, True), 6: (5, True)}
+    assert consistent_levels(points, texts) == {0: (1, True), 2: (2, True), 4: (2, True), 6: (3, True)}
+
+
+def test_outline_depth_nests_across_font_sizes():
+    texts = ["1 Scheme tutorial", "1.1 Introduction", "1.1.1 Sandbox", "1.2 Variables", "2 Interfaces", "2.1 Music"]
+    big, mid, small = LineLayout(size=1.7, bold=True), LineLayout(size=1.4, bold=True), LineLayout(size=1.2, bold=True)
+    layouts = [big, mid, small, mid, big, mid]
+    points = {0: (2, True), 1: (2, True), 2: (3, True), 3: (2, True), 4: (2, True), 5: (2, True)}
+    levels = [lv for lv, _ in consistent_levels(points, texts, layouts).values()]
+    assert levels == [1, 2, 3, 2, 1, 2]  # depth 2 below depth 1; typeset: depth 1 is level 1
+
+
+def test_a_typeset_title_page_is_not_the_parent_of_section_1():
+    texts = ["The keyval package", "David Carlisle", "1 Example", "body", "2 The interface", "body", "3 The macros"]
+    title, section = LineLayout(size=1.7), LineLayout(size=1.4, bold=True)
+    layouts = [title, LineLayout(), section, LineLayout(), section, LineLayout(), section]
+    points = {0: (1, True), 2: (2, True), 4: (2, True), 6: (2, True)}
+    out = consistent_levels(points, texts, layouts)
+    assert [out[u][0] for u in (2, 4, 6)] == [1, 1, 1]
+    # plain text keeps the title above its sections, as Markdown and text renderings have it
+    assert [consistent_levels(points, texts)[u][0] for u in (2, 4, 6)] == [2, 2, 2]
+    # a part above the numbered chapters keeps them below it
+    texts_parts = texts[:4] + ["Part II Reference", "body", "3 The macros"]
+    points_parts = {0: (1, True), 2: (2, True), 4: (1, True), 6: (2, True)}
+    layouts_parts = layouts[:4] + [LineLayout(size=2.0, bold=True), LineLayout(), section]
+    out = consistent_levels(points_parts, texts_parts, layouts_parts)
+    assert out[2][0] == out[6][0] == 2 and out[4][0] == 1
 
 
 def test_outline_depth_nests_and_fonts_order():
@@ -134,4 +167,48 @@ def test_a_label_that_does_not_number_the_sections_keeps_its_level():
     texts = ["Part 1 Basics", "1.1 One", "2.1 Two", "Part 2 More", "5.1 Five", "6.1 Six"]
     points = {i: (2, True) for i in range(len(texts))}
     out = consistent_levels(points, texts)
-    assert out[0][0] == 2 and out[3][0] == 2
+    assert out[0][0] == out[1][0] == out[3][0] == out[4][0]  # not moved above the sections it does not number
+
+
+def test_untitled_front_matter_is_a_sibling_of_the_top_headings():
+    texts = ["[![build](badge.svg)](ci)", "A logo line", "", "Quick start", "body", "", "Install", "body", "", "API"]
+    points = {3: (3, True), 6: (4, True), 9: (3, True)}  # the model hung every heading under the badges
+    out = consistent_levels(points, texts)
+    assert [out[u][0] for u in (3, 6, 9)] == [1, 2, 1]
+    opens_with_title = {0: (1, True), 3: (2, True), 6: (3, True)}
+    assert consistent_levels(opens_with_title, ["My tool"] + texts[1:]) == opens_with_title
+
+
+def test_a_larger_heading_after_the_first_numbered_one_is_a_part_above_the_numbers():
+    texts = ["Listings manual", "Preface", "User's guide", "1 Getting started", "1.1 A minimal file", "body",
+             "2 The next steps", "2.1 License", "Reference guide", "3 Main reference", "3.1 How to read it"]
+    part, chapter, section = LineLayout(size=2.05, bold=True), LineLayout(size=1.45, bold=True), LineLayout(size=1.2, bold=True)
+    layouts = [LineLayout(size=2.5), chapter, part, chapter, section, LineLayout(), chapter, section, part, chapter, section]
+    points = {u: (3, True) for u, t in enumerate(texts) if t != "body"}  # a model that saw no depth at all
+    out = consistent_levels(points, texts, layouts)
+    assert [out[u][0] for u in (2, 3, 4, 6, 7, 8, 9, 10)] == [1, 2, 3, 2, 3, 1, 2, 3]  # the title (unit 0) aside
+
+
+@pytest.mark.parametrize("top, below", [("第{n}章 总论", "第{zh}节 方法"), ("Part {n}: Basics", "Chapter {n}. Overview"),
+                                        ("{zh}、总体要求", "（{zh}）工作范围"), ("{roman}. Overview", "{letter}. Details")])
+def test_labels_of_one_hierarchy_nest(top, below):
+    zh = "一二三"
+    texts, points = ["目 录"], {}
+    for n in (1, 2, 3):
+        points[len(texts)] = (2, True)  # the windows put both labels on one level
+        texts += [top.format(n=n, zh=zh[n - 1], roman="I" * n), "正文。"]
+        for k in (1, 2, 3):
+            points[len(texts)] = (2, True)
+            texts += [below.format(n=3 * (n - 1) + k, zh=zh[k - 1], letter="ABC"[k - 1]), "正文。"]
+    out = consistent_levels(points, texts)
+    assert [out[u][0] for u in sorted(out)] == [1, 2, 2, 2] * 3
+
+
+def test_an_opening_title_on_the_level_of_its_sections_goes_above_them():
+    texts = ["loadkeys(1)", "body", "NAME", "body", "SYNOPSIS", "body", "DESCRIPTION"]
+    points = {0: (2, True), 2: (2, True), 4: (2, True), 6: (2, True)}  # the title put beside the sections
+    out = consistent_levels(points, texts)
+    assert out[0][0] == 1 and {out[u][0] for u in (2, 4, 6)} == {2}
+    siblings = ["第一部分 简介", "body", "第二部分 安装", "body", "第三部分 示例"]
+    points = {0: (2, True), 2: (2, True), 4: (2, True)}
+    assert {lv for lv, _ in consistent_levels(points, siblings).values()} == {1}  # one numbering: siblings

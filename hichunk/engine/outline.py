@@ -15,7 +15,15 @@ level most of its members were predicted at, and then orders the groups:
   deeper than a smaller one;
 * a numbered label ("Chapter 3", "第 3 章", "Appendix B") whose number opens the
   outline numbers that follow it ("3.1", "3.2.1", "B.1") is their depth 1: one level
-  above depth 2, whatever levels the windows gave them.
+  above depth 2, whatever levels the windows gave them;
+* across fonts too, nested outline depths ("2" then "2.1") and labels of one
+  hierarchy (部分 > 章 > 节 > 条, Part > Chapter > Section, 一、 > （一）, I. > A.)
+  get consecutive levels, placed where most of their headings already are;
+* in typeset documents depth-1 numbers are level 1 (the title page is their
+  sibling, as in PDF outlines) unless parts sit above them;
+* the document's own top: untitled front matter (badges, a logo) is a sibling
+  of the top headings, a first-line title beside its sections goes above them,
+  and no level is skipped.
 
 Starts whose style says nothing (an unnumbered plain line, as in Markdown with
 its markers hidden) keep the level the model gave them: there is no evidence to
@@ -85,6 +93,8 @@ def heading_style(text: str, layout: LineLayout | None = None) -> Style:
         numbering = f"word-{word.group(1).lower()}"
     else:
         numbering = number_pattern(s) or ""
+        if numbering == "roman" and s[0] in "CDLMcdlm" and not s[1:2].isalpha():
+            numbering = "letter"  # "C." follows "B.": no document numbers its sections 100, 500, 50, 1000
     alpha = [c for c in s if c.isascii() and c.isalpha()]
     caps = len(alpha) >= 3 and all(c.isupper() for c in alpha)
     layout = layout or LineLayout()
@@ -192,7 +202,7 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
             if style.informative:
                 styles[unit] = style
     if not styles:
-        return dict(points)
+        return _without_level_gaps(_front_matter_beside_the_top(_opening_title_above(dict(points), styles)))
     members: dict[Style, list[int]] = defaultdict(list)
     for unit, style in styles.items():
         members[style].append(unit)
@@ -222,8 +232,173 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
         for s in families.get(top.family, [top]):
             level[s] = level[label] + (s.depth - 1)
 
+    _nest_outline_depths(level, styles, texts)
+    _nest_labels(level, styles)
+
     out = dict(points)
     for style, units in members.items():
         for u in units:
             out[u] = (min(max(level[style], 1), MAX_LEVEL), True)
-    return out
+    if layouts is not None and any(lay.size != 1.0 for lay in layouts):
+        out = _typeset_top_level(out, styles)
+    return _without_level_gaps(_front_matter_beside_the_top(_opening_title_above(out, styles)))
+
+
+def _outline_parts(text: str) -> tuple[str, ...]:
+    m = _OUTLINE.match(fold(text))
+    return tuple(m.group(0).strip().rstrip(".").split(".")) if m else ()
+
+
+def _as_key(parts: tuple[str, ...]) -> tuple:
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
+
+
+def _nest_outline_depths(level: dict[Style, int], styles: dict[int, Style], texts: Sequence[str]) -> None:
+    """Across font sizes and weights: outline depth d + 1 sits one level below depth d where the numbers nest.
+
+    The per-family rule above cannot see that a 14-pt "2" heads the 11-pt "2.1"
+    under it; the numbers can. Depth d + 1 nests in depth d when most of its
+    headings extend the number of the depth-d heading before them ("2.1" after "2").
+    """
+    last: dict[int, tuple[str, ...]] = {}
+    nests: dict[int, list[bool]] = defaultdict(list)
+    for u in sorted(styles):
+        if styles[u].numbering != "outline":
+            continue
+        parts, d = _outline_parts(texts[u]), styles[u].depth
+        if d - 1 in last:  # "3.1" after "2" nests too: its "3" was not predicted
+            nests[d].append(_as_key(parts[:-1]) >= _as_key(last[d - 1]))
+        last[d] = parts
+        for deeper in [k for k in last if k > d]:
+            del last[deeper]
+    _chain_levels(level, styles, lambda s: s.depth if s.numbering == "outline" else None,
+                  lambda d: d - 1, lambda d: nests.get(d, []))
+
+
+# label hierarchies: 部分 / 篇 above 章 above 节 above 条; Part above Chapter above Section; 一、 above （一）;
+# "I." above "A." (outline letters)
+_LABEL_RANKS = {"zh-卷": 0, "zh-部分": 1, "zh-部": 1, "zh-篇": 1, "zh-编": 1, "zh-編": 1, "zh-章": 2, "zh-节": 3,
+                "zh-節": 3, "zh-条": 4, "zh-條": 4, "zh-款": 5, "word-volume": 0, "word-book": 0, "word-part": 1,
+                "word-chapter": 2, "word-section": 3, "zh-enum": 10, "zh-paren": 11, "roman": 20, "letter": 21}
+
+
+def _nest_labels(level: dict[Style, int], styles: dict[int, Style]) -> None:
+    """Labelled headings of one hierarchy nest: "第一节" sits one level below "第1章", "Chapter" below "Part".
+
+    A deeper label nests when most of its headings come after one of the label just above it.
+    """
+    first: dict[int, int] = {}
+    for u in sorted(styles):
+        rank = _LABEL_RANKS.get(styles[u].numbering)
+        if rank is not None:
+            first.setdefault(rank, u)
+    ranks = sorted(first)
+    above = {r: q for q, r in zip(ranks, ranks[1:]) if r // 10 == q // 10}  # within one hierarchy
+    after = {r: [u > first[above[r]] for u in styles if _LABEL_RANKS.get(styles[u].numbering) == r] for r in above}
+    _chain_levels(level, styles, lambda s: _LABEL_RANKS.get(s.numbering), above.get, lambda r: after.get(r, []))
+
+
+def _chain_levels(level: dict[Style, int], styles: dict[int, Style], rank_of, parent_of, evidence) -> None:
+    """Give ranks that nest consecutive levels, placed where most of their headings already are.
+
+    ``rank_of(style)``: the style's rank in a hierarchy (None: not in it); ``parent_of(rank)``: the rank just
+    above it; ``evidence(rank)``: per heading, whether it nests under its parent rank (most must). One lone
+    "1." at a doubtful level does not move a hundred "1.x" the model placed with confidence.
+    """
+    votes: dict[int, Counter] = defaultdict(Counter)
+    for style in styles.values():
+        rank = rank_of(style)
+        if rank is not None:
+            votes[rank][level[style]] += 1
+    runs: list[list[int]] = []
+    for rank in sorted(votes):
+        v = evidence(rank)
+        if runs and parent_of(rank) == runs[-1][-1] and v and sum(v) / len(v) >= 0.6:
+            runs[-1].append(rank)
+        else:
+            runs.append([rank])
+    for run in (r for r in runs if len(r) > 1):
+        bases = range(1, MAX_LEVEL - len(run) + 2)
+        base = max(bases, key=lambda b: (sum(votes[r][b + i] for i, r in enumerate(run)), -b))
+        place = {r: base + i for i, r in enumerate(run)}
+        for s in level:
+            if rank_of(s) in place:
+                level[s] = place[rank_of(s)]
+
+
+def _typeset_top_level(points: dict[int, tuple[int, bool]], styles: dict[int, Style]) -> dict[int, tuple[int, bool]]:
+    """In a typeset document, top-level outline numbers ("1", "2", ...) are level 1, unless a part is above them.
+
+    A typeset document's title page is not a section: PDF outlines and the
+    tables of contents of typeset books start at the first chapter or section,
+    so the opening chunk (title, authors, abstract) is a sibling of "1 Introduction",
+    not its parent. Applies when at least two depth-1 headings exist. Titled
+    starts among them labelled "Part", or two or more set in a larger font
+    (the opening title aside), are parts: they go one level above the numbers
+    instead, and nothing is shifted; so does a start already above them.
+    """
+    top = sorted(u for u, s in styles.items() if s.numbering == "outline" and s.depth == 1 and u in points)
+    if len(top) < 2:
+        return points
+    level, size = points[top[0]][0], max(styles[u].size for u in top)
+    opening = min(points)
+    bigger = [u for u in styles if opening < u < top[-1] and u not in top and styles[u].size > size]
+    parts = [u for u in styles if opening < u < top[-1] and styles[u].numbering in _PART_LABELS]
+    parts += bigger if len(bigger) >= 2 else []
+    later = [u for u in points if u > top[0] and points[u][1] and u not in top]
+    if parts or any(points[u][0] < level for u in later):
+        out = dict(points)
+        for u in parts:
+            out[u] = (max(1, min(out[u][0], level - 1)), True)
+        return out
+    return {u: (max(1, lv - level + 1), title) for u, (lv, title) in points.items()}
+
+
+def _opening_title_above(points: dict[int, tuple[int, bool]], styles: dict[int, Style]) -> dict[int, tuple[int, bool]]:
+    """A titled first line that sits on the level of the headings after it, in no shared numbering, is the
+    document's title: it goes one level above them ("LOADKEYS" over "NAME", "SYNOPSIS", ...).
+
+    A first line numbered like the ones after it ("第一部分" before "第二部分"), or set in the same font, stays
+    their sibling (a plain-text underline says less: info manuals underline the title as their chapters).
+    """
+    if 0 not in points or not points[0][1] or points[0][0] == 1:
+        return points
+    level, style = points[0][0], styles.get(0, Style())
+    others = [u for u, (lv, title) in points.items() if u and title]
+    if not others or min(points[u][0] for u in others) != level:
+        return points
+    typeset = style.size != 1.0 or style.bold
+    if any((style.numbering and styles.get(u, Style()).numbering == style.numbering)
+           or (typeset and styles.get(u) == style) for u in others):
+        return points
+    return points | {0: (level - 1, True)}
+
+
+def _front_matter_beside_the_top(points: dict[int, tuple[int, bool]]) -> dict[int, tuple[int, bool]]:
+    """Untitled text before the first heading (badges, a logo, front matter) is a sibling of the top headings.
+
+    The opening chunk is level 1 by construction. When it has no title and every
+    titled start was put deeper, the tree would hang the whole document under
+    the front matter; instead the shallowest titled starts move up to level 1
+    and the rest with them. A document that opens with its title keeps it above.
+    """
+    if points.get(0, (1, False))[1]:
+        return points
+    titled = [lv for u, (lv, title) in points.items() if title]
+    shift = min(titled, default=1) - 1
+    if shift <= 0:
+        return points
+    return {u: (max(1, lv - shift), title) for u, (lv, title) in points.items()}
+
+
+_PART_LABELS = {"word-part", "word-book", "word-volume", "zh-部分", "zh-部", "zh-篇", "zh-编", "zh-編", "zh-卷"}
+
+
+def _without_level_gaps(points: dict[int, tuple[int, bool]]) -> dict[int, tuple[int, bool]]:
+    """Renumber levels so that none is skipped (1, 3, 4 become 1, 2, 3): the same tree, told in its own depths.
+
+    The opening chunk counts: it has the level of a start on the first unit, else level 1.
+    """
+    used = sorted({lv for lv, _ in points.values()} | ({1} if 0 not in points else set()))
+    rank = {lv: i + 1 for i, lv in enumerate(used)}
+    return {u: (rank[lv], title) for u, (lv, title) in points.items()}

@@ -102,3 +102,11 @@ def is_fold_dir(directory: str) -> bool:
 def fold_dir(directory: str, index: int) -> str:
     """Where fold ``index``'s model lives inside a folder of fold models."""
     return os.path.join(directory, f"fold-{index:02d}")
+
+
+def trained_folds(directory: str) -> set[int]:
+    """The folds of a folder of fold models whose model is there (a run may stop before its last fold)."""
+    from hichunk.models.encoder.model import weights_path
+
+    plan = load_plan(directory)
+    return {i for i in range(plan.k) if weights_path(fold_dir(directory, i)) is not None}
