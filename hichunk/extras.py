@@ -26,6 +26,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "haystack": {"haystack": "haystack-ai"},
     "serve": {"fastapi": "fastapi", "uvicorn": "uvicorn", "multipart": "python-multipart"},
     "docx": {"docx": "python-docx"},
+    "tiktoken": {"tiktoken": "tiktoken"},
     "ray": {"ray": "ray"},
     "ann": {"usearch": "usearch"},
     "lancedb": {"lancedb": "lancedb"},

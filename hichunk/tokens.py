@@ -10,6 +10,7 @@ used instead (``load_tokenizer(path)``).
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
@@ -140,6 +141,64 @@ class HFTokenizer:
         return self.encode(text)[1]
 
 
+class TiktokenTokenizer:
+    """OpenAI's ``tiktoken`` encodings (``cl100k_base``, ``o200k_base``, ...), for embedders that count with them.
+
+    tiktoken reads its encoding file from ``TIKTOKEN_CACHE_DIR`` (or its own cache) and downloads it once
+    when missing, which fails offline with a one-line error. Byte-level BPE merges across spaces, so span
+    counts are counted directly (no ``whitespace_split``); offsets come from each token's byte length.
+    """
+
+    whitespace_split = False
+
+    def __init__(self, encoding: str):
+        from hichunk.extras import require_extra
+
+        require_extra("tiktoken", what="a tiktoken tokenizer")
+        import tiktoken
+
+        try:
+            self._enc = tiktoken.get_encoding(encoding)
+        except Exception as exc:  # unknown name, or no local file and no network
+            raise ValueError(f"tiktoken cannot load {encoding!r} ({exc.__class__.__name__}; it reads "
+                             "TIKTOKEN_CACHE_DIR, else downloads the file once)") from None
+        self.name = f"tiktoken:{encoding}"
+        self._byte_lengths: np.ndarray | None = None
+
+    @staticmethod
+    def _valid(text: str) -> str:
+        """Lone surrogates (undecodable input kept by hichunk) as U+FFFD: one char for one, offsets unchanged."""
+        return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+    def _lengths(self) -> np.ndarray:
+        if self._byte_lengths is None:
+            lengths = np.zeros(self._enc.n_vocab, dtype=np.int64)
+            for i in range(self._enc.n_vocab):
+                try:
+                    lengths[i] = len(self._enc.decode_single_token_bytes(i))
+                except KeyError:  # ids the encoding leaves unused
+                    pass
+            self._byte_lengths = lengths
+        return self._byte_lengths
+
+    def count(self, text: str) -> int:
+        return len(self._enc.encode_ordinary(self._valid(text)))
+
+    def encode(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        text = self._valid(text)
+        ids = np.asarray(self._enc.encode_ordinary(text), dtype=np.int64)
+        if not len(ids):
+            return ids, np.zeros(0, dtype=np.int64)
+        byte_starts = np.concatenate(([0], np.cumsum(self._lengths()[ids])[:-1]))
+        return ids, _byte_to_char(text.encode("utf-8"))[byte_starts]
+
+    def starts(self, text: str) -> np.ndarray:
+        return self.encode(text)[1]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def cut_after_space(text: str, pos: int, limit: int | None = None) -> int:
     """Move a cut position forward past whitespace (not beyond ``limit``)."""
     limit = len(text) if limit is None else limit
@@ -149,7 +208,7 @@ def cut_after_space(text: str, pos: int, limit: int | None = None) -> int:
 
 
 def load_tokenizer(name: str | None = None) -> Tokenizer:
-    """Tokenizer by name: ``blingfire:<model>`` (offline), or an HF directory / hub id. Cached.
+    """Tokenizer by name: ``blingfire:<model>`` (offline), ``tiktoken:<encoding>``, or an HF directory / hub id. Cached.
 
     A name that cannot be loaded raises ``HichunkError`` with a one-line reason.
     """
@@ -166,4 +225,6 @@ def load_tokenizer(name: str | None = None) -> Tokenizer:
 def _load_tokenizer(name: str) -> Tokenizer:
     if name.startswith("blingfire:"):
         return BlingFireTokenizer(name.split(":", 1)[1])
+    if name.startswith("tiktoken:"):
+        return TiktokenTokenizer(name.split(":", 1)[1])
     return HFTokenizer(name[3:] if name.startswith("hf:") else name)

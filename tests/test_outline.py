@@ -171,7 +171,7 @@ def test_a_label_that_does_not_number_the_sections_keeps_its_level():
 
 
 def test_untitled_front_matter_is_a_sibling_of_the_top_headings():
-    texts = ["[![build](badge.svg)](ci)", "A logo line", "", "Quick start", "body", "", "Install", "body", "", "API"]
+    texts = ["[![build](badge.svg)](ci)", "![logo](logo.png)", "", "Quick start", "body", "", "Install", "body", "", "API"]
     points = {3: (3, True), 6: (4, True), 9: (3, True)}  # the model hung every heading under the badges
     out = consistent_levels(points, texts)
     assert [out[u][0] for u in (3, 6, 9)] == [1, 2, 1]

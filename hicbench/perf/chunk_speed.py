@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hichunk.bench.perf.peers import Chunk, Split, peers
+from hichunk.bench.perf.peers import Chunk, Split, peers, tiktoken_cl100k
 from hichunk.bench.stats import bootstrap_ci
 
 HICHUNK_METHODS = ("fixed", "recursive", "cdc", "structure", "hichunk")
@@ -207,6 +207,11 @@ def main(argv: list[str] | None = None) -> int:
         for note in missing:
             print(note, file=sys.stderr)
         runners.update(found)
+        if tiktoken_cl100k() is not None:  # hichunk counting as chonkie does: the same tokenizer on both sides
+            cl100k = load_tokenizer("tiktoken:cl100k_base")
+            for method in ("fixed", "recursive"):
+                if method in args.methods.split(","):
+                    runners[f"hichunk {method} (cl100k)"] = hichunk_runner(method, args.size, cl100k)
     for factory in runners.values():  # warm-up: imports, Punkt parameters, first calls
         factory()(docs[0][2])
     seconds, outputs = run_rounds(docs, runners, args.repeats, {n for n in runners if n.startswith("hichunk")})

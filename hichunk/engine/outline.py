@@ -202,7 +202,7 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
             if style.informative:
                 styles[unit] = style
     if not styles:
-        return _without_level_gaps(_front_matter_beside_the_top(_opening_title_above(dict(points), styles)))
+        return _without_level_gaps(_front_matter_beside_the_top(_opening_title_above(dict(points), styles), texts, layouts))
     members: dict[Style, list[int]] = defaultdict(list)
     for unit, style in styles.items():
         members[style].append(unit)
@@ -241,7 +241,9 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
             out[u] = (min(max(level[style], 1), MAX_LEVEL), True)
     if layouts is not None and any(lay.size != 1.0 for lay in layouts):
         out = _typeset_top_level(out, styles)
-    return _without_level_gaps(_front_matter_beside_the_top(_opening_title_above(out, styles)))
+    else:
+        out = _opening_title_above(out, styles)
+    return _without_level_gaps(_front_matter_beside_the_top(out, texts, layouts))
 
 
 def _outline_parts(text: str) -> tuple[str, ...]:
@@ -355,34 +357,51 @@ def _typeset_top_level(points: dict[int, tuple[int, bool]], styles: dict[int, St
 
 
 def _opening_title_above(points: dict[int, tuple[int, bool]], styles: dict[int, Style]) -> dict[int, tuple[int, bool]]:
-    """A titled first line that sits on the level of the headings after it, in no shared numbering, is the
-    document's title: it goes one level above them ("LOADKEYS" over "NAME", "SYNOPSIS", ...).
+    """A titled first line that sits on or below the level of the headings after it, in no shared numbering,
+    is the document's title: it goes one level above them ("LOADKEYS" over "NAME", "SYNOPSIS", ...).
 
-    A first line numbered like the ones after it ("第一部分" before "第二部分"), or set in the same font, stays
-    their sibling (a plain-text underline says less: info manuals underline the title as their chapters).
+    A first line numbered like the ones after it ("第一部分" before "第二部分") stays their sibling, and so does
+    one on level 1 beside level-1 headings (nothing tells a title from a first section there). Not for
+    typeset documents, whose title page is a sibling of their top headings.
     """
-    if 0 not in points or not points[0][1] or points[0][0] == 1:
+    if 0 not in points or not points[0][1]:
         return points
-    level, style = points[0][0], styles.get(0, Style())
+    level, numbering = points[0][0], styles.get(0, Style()).numbering
     others = [u for u, (lv, title) in points.items() if u and title]
-    if not others or min(points[u][0] for u in others) != level:
+    top = min((points[u][0] for u in others), default=level + 1)
+    if level < top or level == top == 1:
         return points
-    typeset = style.size != 1.0 or style.bold
-    if any((style.numbering and styles.get(u, Style()).numbering == style.numbering)
-           or (typeset and styles.get(u) == style) for u in others):
+    if numbering and any(styles.get(u, Style()).numbering == numbering for u in others):
         return points
-    return points | {0: (level - 1, True)}
+    if top > 1:
+        return points | {0: (top - 1, True)}
+    return {u: (lv + 1, title) for u, (lv, title) in points.items()} | {0: (1, True)}
 
 
-def _front_matter_beside_the_top(points: dict[int, tuple[int, bool]]) -> dict[int, tuple[int, bool]]:
-    """Untitled text before the first heading (badges, a logo, front matter) is a sibling of the top headings.
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_TAG_OR_URL = re.compile(r"<[^>]*>|https?://\S+")
+
+
+def _reads_as_title(text: str, layout: LineLayout | None) -> bool:
+    """Whether a line could be the document's title: words left once markup, badges and links are removed."""
+    if layout is not None and layout.role:
+        return False
+    words = _TAG_OR_URL.sub(" ", _LINK.sub(r"\1", _IMAGE.sub(" ", text))).strip()  # a badge is an image in a link
+    return any(c.isalpha() for c in words) and title_shaped(words, layout)
+
+
+def _front_matter_beside_the_top(points: dict[int, tuple[int, bool]], texts: Sequence[str],
+                                 layouts: Sequence[LineLayout] | None) -> dict[int, tuple[int, bool]]:
+    """Untitled text before the first heading (badges, a logo, a table of contents) is a sibling of the top headings.
 
     The opening chunk is level 1 by construction. When it has no title and every
     titled start was put deeper, the tree would hang the whole document under
     the front matter; instead the shallowest titled starts move up to level 1
-    and the rest with them. A document that opens with its title keeps it above.
+    and the rest with them. A document that opens with its title (predicted or
+    not: a first line that reads as one) keeps it above.
     """
-    if points.get(0, (1, False))[1]:
+    if points.get(0, (1, False))[1] or not texts or _reads_as_title(texts[0], layouts[0] if layouts else None):
         return points
     titled = [lv for u, (lv, title) in points.items() if title]
     shift = min(titled, default=1) - 1
