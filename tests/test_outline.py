@@ -212,3 +212,12 @@ def test_an_opening_title_on_the_level_of_its_sections_goes_above_them():
     siblings = ["第一部分 简介", "body", "第二部分 安装", "body", "第三部分 示例"]
     points = {0: (2, True), 2: (2, True), 4: (2, True)}
     assert {lv for lv, _ in consistent_levels(points, siblings).values()} == {1}  # one numbering: siblings
+
+
+def test_a_sentence_added_at_the_top_does_not_change_the_levels():
+    texts = ["loadkeys(1)", "body", "NAME", "body", "SYNOPSIS", "body", "DESCRIPTION"]
+    points = {0: (2, True), 2: (2, True), 4: (2, True), 6: (2, True)}
+    before = consistent_levels(points, texts)
+    edited = ["This page was added to the manual in its latest release, before the title."] + texts
+    after = consistent_levels({u + 1: v for u, v in points.items()}, edited)
+    assert [after[u + 1][0] for u in sorted(points)] == [before[u][0] for u in sorted(points)] == [1, 2, 2, 2]

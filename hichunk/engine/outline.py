@@ -202,7 +202,8 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
             if style.informative:
                 styles[unit] = style
     if not styles:
-        return _without_level_gaps(_front_matter_beside_the_top(_opening_title_above(dict(points), styles), texts, layouts))
+        return _without_level_gaps(_front_matter_beside_the_top(_opening_title_above(dict(points), styles, texts, layouts),
+                                                                texts, layouts))
     members: dict[Style, list[int]] = defaultdict(list)
     for unit, style in styles.items():
         members[style].append(unit)
@@ -242,7 +243,7 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
     if layouts is not None and any(lay.size != 1.0 for lay in layouts):
         out = _typeset_top_level(out, styles)
     else:
-        out = _opening_title_above(out, styles)
+        out = _opening_title_above(out, styles, texts, layouts)
     return _without_level_gaps(_front_matter_beside_the_top(out, texts, layouts))
 
 
@@ -356,26 +357,31 @@ def _typeset_top_level(points: dict[int, tuple[int, bool]], styles: dict[int, St
     return {u: (max(1, lv - level + 1), title) for u, (lv, title) in points.items()}
 
 
-def _opening_title_above(points: dict[int, tuple[int, bool]], styles: dict[int, Style]) -> dict[int, tuple[int, bool]]:
-    """A titled first line that sits on or below the level of the headings after it, in no shared numbering,
-    is the document's title: it goes one level above them ("LOADKEYS" over "NAME", "SYNOPSIS", ...).
+def _opening_title_above(points: dict[int, tuple[int, bool]], styles: dict[int, Style], texts: Sequence[str],
+                         layouts: Sequence[LineLayout] | None) -> dict[int, tuple[int, bool]]:
+    """The document's first heading, on or below the level of the headings after it and in no shared
+    numbering, is its title: it goes one level above them ("LOADKEYS" over "NAME", "SYNOPSIS", ...).
 
-    A first line numbered like the ones after it ("第一部分" before "第二部分") stays their sibling, and so does
-    one on level 1 beside level-1 headings (nothing tells a title from a first section there). Not for
-    typeset documents, whose title page is a sibling of their top headings.
+    The first heading is the first titled start when only words come before it (a preamble, a sentence
+    added at the top: the tree does not change with it); after wordless front matter (badges, a logo,
+    a contents block) see ``_front_matter_beside_the_top``. A first heading numbered like the ones after
+    it ("第一部分" before "第二部分") stays their sibling, and so does one on level 1 beside level-1 headings
+    (nothing tells a title from a first section there). Not for typeset documents, whose title page is
+    a sibling of their top headings.
     """
-    if 0 not in points or not points[0][1]:
+    first = min((u for u, (_, title) in points.items() if title), default=None)
+    if first is None or (first and not any(_has_words(texts[u], layouts[u] if layouts else None) for u in range(first))):
         return points
-    level, numbering = points[0][0], styles.get(0, Style()).numbering
-    others = [u for u, (lv, title) in points.items() if u and title]
+    level, numbering = points[first][0], styles.get(first, Style()).numbering
+    others = [u for u, (lv, title) in points.items() if u > first and title]
     top = min((points[u][0] for u in others), default=level + 1)
     if level < top or level == top == 1:
         return points
     if numbering and any(styles.get(u, Style()).numbering == numbering for u in others):
         return points
     if top > 1:
-        return points | {0: (top - 1, True)}
-    return {u: (lv + 1, title) for u, (lv, title) in points.items()} | {0: (1, True)}
+        return points | {first: (top - 1, True)}
+    return {u: (lv + 1 if u > first else lv, title) for u, (lv, title) in points.items()} | {first: (1, True)}
 
 
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
@@ -383,28 +389,28 @@ _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _TAG_OR_URL = re.compile(r"<[^>]*>|https?://\S+")
 
 
-def _reads_as_title(text: str, layout: LineLayout | None) -> bool:
-    """Whether a line could be the document's title: words left once markup, badges and links are removed."""
+def _has_words(text: str, layout: LineLayout | None) -> bool:
+    """Whether a line says something: words left once markup, badges and links are removed, and no TOC or aside role."""
     if layout is not None and layout.role:
         return False
-    words = _TAG_OR_URL.sub(" ", _LINK.sub(r"\1", _IMAGE.sub(" ", text))).strip()  # a badge is an image in a link
-    return any(c.isalpha() for c in words) and title_shaped(words, layout)
+    words = _TAG_OR_URL.sub(" ", _LINK.sub(r"\1", _IMAGE.sub(" ", text)))  # a badge is an image in a link
+    return any(c.isalpha() for c in words)
 
 
 def _front_matter_beside_the_top(points: dict[int, tuple[int, bool]], texts: Sequence[str],
                                  layouts: Sequence[LineLayout] | None) -> dict[int, tuple[int, bool]]:
-    """Untitled text before the first heading (badges, a logo, a table of contents) is a sibling of the top headings.
+    """Wordless front matter (badges, a logo, a table of contents) is a sibling of the top headings.
 
-    The opening chunk is level 1 by construction. When it has no title and every
-    titled start was put deeper, the tree would hang the whole document under
-    the front matter; instead the shallowest titled starts move up to level 1
-    and the rest with them. A document that opens with its title (predicted or
-    not: a first line that reads as one) keeps it above.
+    The opening chunk is level 1 by construction. When it holds no words of its
+    own (markup, images, links, TOC entries) and every titled start was put
+    deeper, the tree would hang the whole document under the front matter;
+    instead the shallowest titled starts move up to level 1 and the rest with them.
     """
-    if points.get(0, (1, False))[1] or not texts or _reads_as_title(texts[0], layouts[0] if layouts else None):
+    first = min((u for u, (_, title) in points.items() if title), default=None)
+    if not first or any(_has_words(texts[u], layouts[u] if layouts else None) for u in range(first)):
         return points
     titled = [lv for u, (lv, title) in points.items() if title]
-    shift = min(titled, default=1) - 1
+    shift = min(titled) - 1
     if shift <= 0:
         return points
     return {u: (max(1, lv - shift), title) for u, (lv, title) in points.items()}
