@@ -21,9 +21,10 @@ level most of its members were predicted at, and then orders the groups:
   get consecutive levels, placed where most of their headings already are;
 * in typeset documents depth-1 numbers are level 1 (the title page is their
   sibling, as in PDF outlines) unless parts sit above them;
-* the document's own top: untitled front matter (badges, a logo) is a sibling
-  of the top headings, a first-line title beside its sections goes above them,
-  and no level is skipped.
+* the document's own top: wordless front matter (badges, a logo, contents) is a
+  sibling of the top headings, the first heading after nothing but words (a
+  preamble, an added sentence) is the title above the sections it was put
+  beside, and no level is skipped.
 
 Starts whose style says nothing (an unnumbered plain line, as in Markdown with
 its markers hidden) keep the level the model gave them: there is no evidence to
