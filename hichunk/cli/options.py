@@ -38,8 +38,8 @@ def add_chunk_options(parser: argparse.ArgumentParser, title: str = "chunking", 
                        "split point, e.g. to score them)")
     windows = ", and for windows with --endpoint" if models else ""
     group.add_argument("--tokenizer", default=None, metavar="NAME",
-                       help=f"tokenizer for sizes{windows}: a Hugging Face directory or hub id "
-                       "(default: offline XLM-R via blingfire)")
+                       help=f"tokenizer for sizes{windows}: a Hugging Face directory or hub id, or "
+                       "tiktoken:ENCODING (default: offline XLM-R via blingfire)")
     if models:
         _add_model_options(parser)
 
@@ -98,7 +98,7 @@ def model_from(args: argparse.Namespace):
             raise HichunkError("--endpoint needs --model-name (the name the server serves the model under)")
         from hichunk.tokens import load_tokenizer
 
-        hf_tokenizer = args.tokenizer if args.tokenizer and not args.tokenizer.startswith("blingfire:") else None
+        hf_tokenizer = args.tokenizer if args.tokenizer and not args.tokenizer.startswith(("blingfire:", "tiktoken:")) else None
         return load_endpoint(args.endpoint, args.model_name, load_tokenizer(args.tokenizer), settings, hf_tokenizer,
                              args.retries)
     if args.model_name:
