@@ -221,3 +221,13 @@ def test_a_sentence_added_at_the_top_does_not_change_the_levels():
     edited = ["This page was added to the manual in its latest release, before the title."] + texts
     after = consistent_levels({u + 1: v for u, v in points.items()}, edited)
     assert [after[u + 1][0] for u in sorted(points)] == [before[u][0] for u in sorted(points)] == [1, 2, 2, 2]
+
+
+def test_an_unnumbered_title_goes_above_numbered_chapters_put_beside_it():
+    texts = ["SBCL Internals", "body", "1 Build", "1.1 Cold init", "body", "2 Calling Convention", "2.1 Local calls"]
+    points = {0: (1, True), 2: (1, True), 3: (2, True), 5: (1, True), 6: (2, True)}
+    out = consistent_levels(points, texts)
+    assert [out[u][0] for u in sorted(out)] == [1, 2, 3, 2, 3]
+    plain = ["Introduction", "body", "Usage", "body", "Options"]  # nothing tells a title from a first section
+    points = {0: (1, True), 2: (1, True), 4: (1, True)}
+    assert consistent_levels(points, plain) == points

@@ -366,8 +366,9 @@ def _opening_title_above(points: dict[int, tuple[int, bool]], styles: dict[int, 
     The first heading is the first titled start when only words come before it (a preamble, a sentence
     added at the top: the tree does not change with it); after wordless front matter (badges, a logo,
     a contents block) see ``_front_matter_beside_the_top``. A first heading numbered like the ones after
-    it ("第一部分" before "第二部分") stays their sibling, and so does one on level 1 beside level-1 headings
-    (nothing tells a title from a first section there). Not for typeset documents, whose title page is
+    it ("第一部分" before "第二部分") stays their sibling, and so does one on level 1 beside unnumbered
+    level-1 headings (nothing tells a title from a first section there; an unnumbered first heading
+    beside numbered "1", "2" is their title). Not for typeset documents, whose title page is
     a sibling of their top headings.
     """
     first = min((u for u, (_, title) in points.items() if title), default=None)
@@ -376,7 +377,8 @@ def _opening_title_above(points: dict[int, tuple[int, bool]], styles: dict[int, 
     level, numbering = points[first][0], styles.get(first, Style()).numbering
     others = [u for u, (lv, title) in points.items() if u > first and title]
     top = min((points[u][0] for u in others), default=level + 1)
-    if level < top or level == top == 1:
+    numbered_top = not numbering and any(styles.get(u, Style()).numbering for u in others if points[u][0] == top)
+    if level < top or (level == top == 1 and not numbered_top):
         return points
     if numbering and any(styles.get(u, Style()).numbering == numbering for u in others):
         return points
