@@ -231,3 +231,43 @@ def test_an_unnumbered_title_goes_above_numbered_chapters_put_beside_it():
     plain = ["Introduction", "body", "Usage", "body", "Options"]  # nothing tells a title from a first section
     points = {0: (1, True), 2: (1, True), 4: (1, True)}
     assert consistent_levels(points, plain) == points
+
+
+def test_body_size_numbers_late_in_a_book_do_not_flatten_its_chapters():
+    """A licence appendix ("0. PREAMBLE", "1. APPLICABILITY") in body size is not the top of a typeset book."""
+    chapter, section, sub = LineLayout(size=2.5, bold=True), LineLayout(size=1.45, bold=True), LineLayout(size=1.2, bold=True)
+    texts, layouts = ["Developer Manual", "body"], [LineLayout(size=1.7), LineLayout()]
+    for c in (1, 2, 3):
+        texts += [f"Chapter {c} Title {c}", "body", f"{c}.1 Section", "body", f"{c}.1.1 Detail", "body", f"{c}.2 More", "body"]
+        layouts += [chapter, LineLayout(), section, LineLayout(), sub, LineLayout(), section, LineLayout()]
+    licence = LineLayout(bold=True)
+    texts += ["Part Program", "body", "0. PREAMBLE", "body", "1. APPLICABILITY", "body", "2. VERBATIM COPYING", "body"]
+    layouts += [licence, LineLayout(), licence, LineLayout(), licence, LineLayout(), licence, LineLayout()]
+    points = {u: (2, True) for u, t in enumerate(texts) if t != "body"}  # the windows put every heading on level 2
+    out = consistent_levels(points, texts, layouts)
+    level = {texts[u]: lv for u, (lv, _) in out.items()}
+    assert [level[f"Chapter {c} Title {c}"] for c in (1, 2, 3)] == [1, 1, 1]
+    assert [level[f"{c}.1 Section"] for c in (1, 2, 3)] == [2, 2, 2] and level["2.1.1 Detail"] == 3
+    assert heading_style("Part Program").numbering == "" and heading_style("Part II Reference").numbering == "word-part"
+    assert heading_style("Appendix").numbering == "word-appendix" and heading_style("Chapter One").numbering == "word-chapter"
+
+
+def test_bare_numbers_do_not_break_the_nesting_of_outline_numbers():
+    """Values such as "0.6" or "1.2" on a line of their own do not break the nesting of "1.1" under "1"."""
+    chapter, section, sub = LineLayout(size=1.6), LineLayout(size=1.3), LineLayout(size=1.2)
+    texts, layouts = [], []
+    for c in (1, 2, 3):
+        texts += [f"{c} Chapter", f"{c}.1 Section", f"{c}.1.1 Item", "0.6", "0.0", f"{c}.1.2 Item", "0.5"]
+        layouts += [chapter, section, sub, LineLayout(), LineLayout(), sub, LineLayout()]
+    points = {u: (2, True) for u in range(len(texts))}  # values predicted as starts, as real PDFs of tables have them
+    out = consistent_levels(points, texts, layouts)
+    assert [out[u][0] for u in range(len(texts)) if texts[u][0] in "123"] == [1, 2, 3, 3] * 3
+
+
+def test_a_navigation_list_above_the_first_heading_is_front_matter():
+    texts = ["- Table of Contents", "- Next Chapter", "", "Chapter 1: Introducing zsh", "", "1.1: Sources", "body",
+             "1.2: What is it good at?", "body"]
+    points = {3: (2, True), 5: (3, True), 7: (3, True)}  # the model hung the chapter under the navigation links
+    assert [consistent_levels(points, texts)[u][0] for u in (3, 5, 7)] == [1, 2, 2]
+    said = ["- Zsh is a shell designed for interactive use, also a scripting language"] + texts[1:]
+    assert [consistent_levels(points, said)[u][0] for u in (3, 5, 7)] == [2, 3, 3]  # a real sentence: left as it is

@@ -50,7 +50,9 @@ HEADING_CHARS = 120  # longer lines have no heading style
 # "3", "3.2", "3.2.1." and appendix forms "A.1", "B.2.3" at the start of a line
 _OUTLINE = re.compile(r"^\s*(?:[0-9]{1,3}|[A-Z](?=\.[0-9]))((?:\.[0-9]{1,3})*)\.?(?=\s|$|[\u3400-\u9fff])")
 _ZH_UNIT = re.compile(r"^\s*第\s*[0-9零〇一二三四五六七八九十百千两]+\s*(章|节|節|篇|部分|部|编|編|卷|课|課|讲|講|条|條|款)")
-_WORD = re.compile(r"^\s*(chapter|part|appendix|section|book|volume|lesson|unit|article)\b", re.I)
+# a label word counts with a number after it, or alone on its line: "Part II", "Chapter 3", "Appendix"; not "Part Program"
+_WORD = re.compile(r"^\s*(chapter|part|appendix|section|book|volume|lesson|unit|article)"
+                   r"(?=\s*[:.]?\s*$|\s+(?:[0-9]{1,3}|[ivxlcdm]+|[a-z]|one|two|three|four|five|six|seven|eight|nine|ten)\b)", re.I)
 # the number of a label heading: "Chapter 3", "Appendix B", "第3章", "第十二章"
 _LABEL_NUMBER = re.compile(r"^\s*(?:(?:chapter|appendix|part|book|lesson|unit)\s+([0-9]{1,3}|[A-Z])\b"
                            r"|第\s*([0-9]{1,3}|[零〇一二三四五六七八九十百两]+)\s*[章篇部卷编])", re.I)
@@ -117,8 +119,12 @@ def title_shaped(text: str, layout: LineLayout | None = None) -> bool:
         return False
     if layout is not None and not (layout.starts_line and layout.ends_line):
         return False
-    words = len(s.split()) if s.isascii() else len(s) // 2
-    return not (s.endswith(_SENTENCE_END) and words > 8)
+    return not (s.endswith(_SENTENCE_END) and _word_count(s) > 8)
+
+
+def _word_count(text: str) -> int:
+    """Words of a line; for text with CJK or other non-ASCII, two characters count as one word."""
+    return len(text.split()) if text.isascii() else len(text.strip()) // 2
 
 
 def _zh_number(text: str) -> int | None:
@@ -148,12 +154,12 @@ def label_number(text: str) -> str | None:
 
 
 def _labels_over_outlines(styles: dict[int, Style], texts: Sequence[str]) -> dict[Style, Style]:
-    """Label styles whose numbers open the outline numbers after them -> the shallowest outline style they head.
+    """Label styles whose numbers open the outline numbers after them -> the shallowest outline style they open.
 
     A label style qualifies when most outline headings that follow one of its members
     (up to the next member) start with that member's number.
     """
-    found: dict[Style, tuple[int, int, Style]] = {}
+    found: dict[Style, tuple[int, int, Style | None]] = {}
     current: tuple[Style, str] | None = None
     for unit in sorted(styles):
         style, text = styles[unit], texts[unit]
@@ -165,10 +171,12 @@ def _labels_over_outlines(styles: dict[int, Style], texts: Sequence[str]) -> dic
             continue
         head = _OUTLINE_HEAD.match(fold(text))
         label, number = current
-        hits, total, top = found.get(label, (0, 0, style))
-        top = style if style.depth < top.depth else top
-        found[label] = (hits + bool(head and head.group(1).upper() == number), total + 1, top)
-    return {label: top for label, (hits, total, top) in found.items() if total and hits / total >= 0.6 and top.depth >= 2}
+        hits, total, top = found.get(label, (0, 0, None))
+        opens = bool(head and head.group(1).upper() == number)
+        top = style if opens and (top is None or style.depth < top.depth) else top
+        found[label] = (hits + opens, total + 1, top)
+    return {label: top for label, (hits, total, top) in found.items()
+            if top is not None and hits / total >= 0.6 and top.depth >= 2}
 
 
 def _majority(levels: Sequence[int]) -> int:
@@ -227,14 +235,17 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
         for shallow, deep in zip(chain, chain[1:]):
             level[deep] = level[shallow] + (deep.depth - shallow.depth)
 
-    # a label whose number opens the outline numbers under it is their depth 1
-    for label, top in _labels_over_outlines(styles, texts).items():
-        base = min(level[label], level[top] - (top.depth - 1)) if level[top] > 1 else level[label]
-        level[label] = max(1, base)
-        for s in families.get(top.family, [top]):
-            level[s] = level[label] + (s.depth - 1)
-
     _nest_outline_depths(level, styles, texts)
+
+    # a label whose number opens the outline numbers under it ("Chapter 2" over "2.1") sits just above them;
+    # the numbers of every depth from there down move with them
+    for label, top in _labels_over_outlines(styles, texts).items():
+        level[label] = max(1, min(level[label], level[top] - 1))
+        shift = level[label] + 1 - level[top]
+        for s in level:
+            if s.numbering == "outline" and s.depth >= top.depth:
+                level[s] += shift
+
     _nest_labels(level, styles)
 
     out = dict(points)
@@ -267,8 +278,8 @@ def _nest_outline_depths(level: dict[Style, int], styles: dict[int, Style], text
     last: dict[int, tuple[str, ...]] = {}
     nests: dict[int, list[bool]] = defaultdict(list)
     for u in sorted(styles):
-        if styles[u].numbering != "outline":
-            continue
+        if styles[u].numbering != "outline" or not any(c.isalpha() for c in texts[u]):
+            continue  # "0.6" or "1.2" alone is a value, not a heading: no evidence either way
         parts, d = _outline_parts(texts[u]), styles[u].depth
         if d - 1 in last:  # "3.1" after "2" nests too: its "3" was not predicted
             nests[d].append(_as_key(parts[:-1]) >= _as_key(last[d - 1]))
@@ -345,6 +356,8 @@ def _typeset_top_level(points: dict[int, tuple[int, bool]], styles: dict[int, St
     if len(top) < 2:
         return points
     level, size = points[top[0]][0], max(styles[u].size for u in top)
+    if any(s.numbering == "outline" and s.depth > 1 and s.size > size for s in styles.values()):
+        return points  # "2.1" set larger than "1.": those numbers are a list or an appendix's, not the chapters
     opening = min(points)
     bigger = [u for u in styles if opening < u < top[-1] and u not in top and styles[u].size > size]
     parts = [u for u in styles if opening < u < top[-1] and styles[u].numbering in _PART_LABELS]
@@ -392,11 +405,17 @@ _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _TAG_OR_URL = re.compile(r"<[^>]*>|https?://\S+")
 
 
+_BULLET = re.compile(r"^\s*[-*+\u2022]\s+")
+
+
 def _has_words(text: str, layout: LineLayout | None) -> bool:
-    """Whether a line says something: words left once markup, badges and links are removed, and no TOC or aside role."""
+    """Whether a line says something: words left once markup, badges and links are removed, no TOC or aside
+    role, and more than a navigation entry ("- Table of Contents", "- Next Chapter": a bullet of a few words)."""
     if layout is not None and layout.role:
         return False
     words = _TAG_OR_URL.sub(" ", _LINK.sub(r"\1", _IMAGE.sub(" ", text)))  # a badge is an image in a link
+    if (bullet := _BULLET.match(words)) and _word_count(words[bullet.end():]) <= 4:
+        return False
     return any(c.isalpha() for c in words)
 
 
