@@ -271,3 +271,21 @@ def test_a_navigation_list_above_the_first_heading_is_front_matter():
     assert [consistent_levels(points, texts)[u][0] for u in (3, 5, 7)] == [1, 2, 2]
     said = ["- Zsh is a shell designed for interactive use, also a scripting language"] + texts[1:]
     assert [consistent_levels(points, said)[u][0] for u in (3, 5, 7)] == [2, 3, 3]  # a real sentence: left as it is
+
+
+def test_an_appendix_label_beside_numbered_chapters_is_their_sibling():
+    """"Appendix A" opens "A.1", but "A.1" has the style of "1.1", which nests under "1.": the label is a chapter."""
+    texts, points = [], {}
+    for c in ("1", "2", "3"):
+        points[len(texts)] = (3, True)
+        texts += [f"{c}. Chapter {c}", "body"]
+        for k in (1, 2):
+            points[len(texts)] = (4, True)
+            texts += [f"{c}.{k} Section", "body"]
+    points[len(texts)] = (2, True)
+    texts += ["Appendix A", "body"]
+    for k in (1, 2):
+        points[len(texts)] = (4, True)
+        texts += [f"A.{k} Reference", "body"]
+    out = consistent_levels(points, texts)
+    assert [out[u][0] for u in sorted(out)] == [1, 2, 2] * 3 + [1, 2, 2]

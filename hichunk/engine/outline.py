@@ -179,6 +179,11 @@ def _labels_over_outlines(styles: dict[int, Style], texts: Sequence[str]) -> dic
             if top is not None and hits / total >= 0.6 and top.depth >= 2}
 
 
+def _most(evidence: Sequence[bool]) -> bool:
+    """Whether most of the evidence (at least 60%) holds."""
+    return bool(evidence) and sum(evidence) / len(evidence) >= 0.6
+
+
 def _majority(levels: Sequence[int]) -> int:
     """The most frequent level; a tie goes to the shallower one."""
     counts = Counter(levels)
@@ -235,11 +240,16 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
         for shallow, deep in zip(chain, chain[1:]):
             level[deep] = level[shallow] + (deep.depth - shallow.depth)
 
-    _nest_outline_depths(level, styles, texts)
+    nested = _nest_outline_depths(level, styles, texts)
 
     # a label whose number opens the outline numbers under it ("Chapter 2" over "2.1") sits just above them;
-    # the numbers of every depth from there down move with them
+    # the numbers of every depth from there down move with them. Where those numbers nest under shallower
+    # ones ("1." over "1.1"), the label ("Appendix A" over "A.1") is a sibling of the shallower ones instead.
     for label, top in _labels_over_outlines(styles, texts).items():
+        parents = [level[s] for s in level if s.numbering == "outline" and s.depth == top.depth - 1]
+        if top.depth in nested and parents:
+            level[label] = _majority(parents)
+            continue
         level[label] = max(1, min(level[label], level[top] - 1))
         shift = level[label] + 1 - level[top]
         for s in level:
@@ -268,12 +278,13 @@ def _as_key(parts: tuple[str, ...]) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
 
 
-def _nest_outline_depths(level: dict[Style, int], styles: dict[int, Style], texts: Sequence[str]) -> None:
+def _nest_outline_depths(level: dict[Style, int], styles: dict[int, Style], texts: Sequence[str]) -> set[int]:
     """Across font sizes and weights: outline depth d + 1 sits one level below depth d where the numbers nest.
 
     The per-family rule above cannot see that a 14-pt "2" heads the 11-pt "2.1"
     under it; the numbers can. Depth d + 1 nests in depth d when most of its
     headings extend the number of the depth-d heading before them ("2.1" after "2").
+    Returns the depths that nest in the one above them.
     """
     last: dict[int, tuple[str, ...]] = {}
     nests: dict[int, list[bool]] = defaultdict(list)
@@ -288,6 +299,7 @@ def _nest_outline_depths(level: dict[Style, int], styles: dict[int, Style], text
             del last[deeper]
     _chain_levels(level, styles, lambda s: s.depth if s.numbering == "outline" else None,
                   lambda d: d - 1, lambda d: nests.get(d, []))
+    return {d for d, v in nests.items() if _most(v)}
 
 
 # label hierarchies: 部分 / 篇 above 章 above 节 above 条; Part above Chapter above Section; 一、 above （一）;
@@ -328,7 +340,7 @@ def _chain_levels(level: dict[Style, int], styles: dict[int, Style], rank_of, pa
     runs: list[list[int]] = []
     for rank in sorted(votes):
         v = evidence(rank)
-        if runs and parent_of(rank) == runs[-1][-1] and v and sum(v) / len(v) >= 0.6:
+        if runs and parent_of(rank) == runs[-1][-1] and _most(v):
             runs[-1].append(rank)
         else:
             runs.append([rank])
