@@ -165,15 +165,17 @@ def test_toc_lines_are_never_split_points_whatever_the_model_says(text, tokenize
 
 SECTION = (f"1 Setup\n\n{BODY_EN}\nNOTE\nThe file must exist before you start.\n\nTIP Finding a mirror\n\n{BODY_EN}\n"
            f"Figure 1.2. The configuration dialog\n\n{BODY_EN}\nWarning: do not unplug it.\n\n注意：请先备份。\n\n"
-           f"Example 3.1. A sample session\n\n{BODY_EN}\n2 Usage\n\n{BODY_EN}\nEXAMPLES\n\n{BODY_EN}\nSEE ALSO\n\n{BODY_EN}")
+           f"Example 3.1. A sample session\n\n{BODY_EN}\n.. function:: setup(arguments)\n\n{BODY_EN}\n2 Usage\n\n{BODY_EN}\nEXAMPLES\n\n{BODY_EN}\nSEE ALSO\n\n{BODY_EN}")
 
 
 def test_callouts_and_captions_are_asides_and_section_names_are_not():
     for aside in ("NOTE", "Note:", "TIP Finding a mirror", "Warning: do not unplug it.", "**Note**: careful", "> [!NOTE]",
-                  "Figure 9.5. The network", "Table 2: Sizes", "Example 3.1. A sample session", "图 3-1 结构", "注意：请先备份。"):
+                  "Figure 9.5. The network", "Table 2: Sizes", "Example 3.1. A sample session", "图 3-1 结构", "注意：请先备份。",
+                  ".. function:: setup(arguments)", ".. versionadded:: 3.11", ".. _reporting-bugs:", ".. note::"):
         assert is_aside(aside), aside
     for heading in ("EXAMPLES", "NOTES", "SEE ALSO", "Note about time stamps", "NOTE ABOUT FAST-FORWARDS", "Example",
-                    "Table of Contents", "Tipping points", "注意", "说明"):
+                    "Table of Contents", "Tipping points", "注意", "说明", ".. XXX Windows support not there yet",
+                    "... and so on"):
         assert not is_aside(heading), heading
     assert is_aside("注意", blank_after=False)  # a box word right above its text
 
@@ -183,7 +185,7 @@ def test_a_callout_inside_a_section_never_starts_a_chunk(tokenizer):
     assert "".join(t for t, _ in tree.split_texts()) == SECTION
     firsts = [t.split("\n")[0] for t, _ in tree.split_texts()]
     for aside in ("NOTE", "TIP Finding a mirror", "Figure 1.2. The configuration dialog", "Warning: do not unplug it.",
-                  "注意：请先备份。", "Example 3.1. A sample session"):
+                  "注意：请先备份。", "Example 3.1. A sample session", ".. function:: setup(arguments)"):
         assert aside not in firsts
     assert {"1 Setup", "2 Usage", "EXAMPLES", "SEE ALSO"} <= set(firsts)  # real headings stay starts
 

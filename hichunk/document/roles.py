@@ -7,7 +7,9 @@ Three kinds of lines look like headings and are not, or not alone:
   "Contents" / "目录" title. They list headings; they never start a section.
 * **Asides** (``ASIDE``): callouts and admonitions ("Note", "TIP Finding a
   mirror", "Warning: ...", "注意：...") and figure, table and example captions
-  ("Figure 9.5. ...", "Table 2: ...", "图 3-1 ..."). A box or a caption sits
+  ("Figure 9.5. ...", "Table 2: ...", "图 3-1 ..."), and the directive and
+  link-target lines of reST sources read as text (".. function:: setup(args)",
+  ".. versionadded:: 3.11", ".. _label:"). A box, a caption or a directive sits
   inside a section and never ends it. Plural section names ("NOTES",
   "EXAMPLES", "WARNINGS" of a man page), "SEE ALSO", and headings that merely
   begin with such a word ("Note about time stamps") are not asides.
@@ -176,6 +178,8 @@ _FIRST_WORDS = frozenset(["n", *(w.split()[0].rstrip(".") for w in _ADMONITIONS)
                           "table", "tab", "listing", "exhibit", "chart", "diagram", "illustration", "plate", "screenshot"])
 _FIRST_WORD = re.compile(r"[A-Za-z]+")
 _ZH_FIRST = tuple(_ZH.split("|")) + ("图", "表", "例", "代码清单", "清单", "插图")
+# a reST directive (".. name::", ".. function:: f()") or link target (".. _label:") line
+_DIRECTIVE = re.compile(r"^\.\.\s+(?:[\w:-]+::|_[^:]+:\s*$)")
 _CAPTION = re.compile(
     r"^(?:figure|fig\.|table|tab\.|example|listing|exhibit|chart|diagram|illustration|plate|screenshot)"
     r"\s*(?:\d+|[A-Z](?=[.\-–]\d))(?:[.\-–]\d+)*\s*(?:[.:)\-–—]|(?=\s)|$)"
@@ -185,7 +189,7 @@ _CAPTION = re.compile(
 
 
 def is_aside(text: str, blank_after: bool = True) -> bool:
-    """Whether a line (or a sentence that opens one) is a callout, an admonition or a caption.
+    """Whether a line (or a sentence that opens one) is a callout, an admonition, a caption or a reST directive.
 
     ``text`` is the line as a model reads it (heading marks hidden). A bare
     Chinese box word ("注意", "说明") is also a man page's section name, so it
@@ -193,6 +197,8 @@ def is_aside(text: str, blank_after: bool = True) -> bool:
     (``blank_after`` False), as a box title's does.
     """
     s = fold(text[: ROLE_CHARS + 1]).strip()
+    if _DIRECTIVE.match(s):
+        return True
     if s[:1] in ">*_[!":
         s = _DRESS.sub("", s)
     first = _FIRST_WORD.match(s)
