@@ -18,6 +18,7 @@ characters are the unit, no tokenizer or vocabulary is needed.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ _CODE = re.compile(r"[{}()\[\]=<>;_/\\$@|`]")
 _URL = re.compile(r"https?://|www\.")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _ENDS_ALNUM = re.compile(r"[\w\u3400-\u9fff]$")
+_ASCII_LOWER = re.compile(r"[a-z]")
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
 HEADING_CHARS = 100  # longer lines are never taken as numbered heading candidates
 RANKS = 4  # numbering relations are one-hot over 0, 1, 2, 3+
 # Box titles that open a note inside a section, never a section: "Note", "Warning:", "注意", "提示：".
@@ -137,30 +140,41 @@ def numbering_key(text: str) -> str | None:
     return style
 
 
+_NO_END = (0.0,) * len(_END_MARKS)
+_END_ONE_HOT = {m: tuple(float(m == x) for x in _END_MARKS) for m in _END_MARKS}
+_NO_STYLE = (0.0,) * len(NUMBER_STYLES)
+_STYLE_ONE_HOT = {name: tuple(float(name == x) for x in NUMBER_STYLES) for name in NUMBER_STYLES}
+
+
+def _all_caps(s: str) -> float:
+    """1.0 when ``s`` has a letter and none of its ASCII letters is lower-case ("NOTE", "API 参考")."""
+    if _ASCII_LOWER.search(s):
+        return 0.0
+    if s.isascii():
+        return float(_ASCII_LETTER.search(s) is not None)
+    return float(any(c.isalpha() for c in s))
+
+
 @lru_cache(maxsize=1 << 14)
 def text_cues(text: str) -> tuple[float, ...]:
     """Cues of one line's text alone (cached: residual lines recur from window to window)."""
     s = text.strip()
     n = len(s)
     words = _WORD.findall(s)
-    zh = is_chinese(s) if s else False
     style = number_pattern(s) if s else None
-    depth = outline_depth(s)
-    last = s[-1:] if s else ""
-    caps = [w for w in words if w[:1].isupper()]
-    alpha = [c for c in s if c.isalpha()]
+    last, first = s[-1:], s[:1]
     cues = [
-        np.log1p(n) / 7.0,
-        np.log1p(len(words)) / 5.0,
+        math.log1p(n) / 7.0,
+        math.log1p(len(words)) / 5.0,
         float(n <= 40),
         float(n <= 80),
-        float(zh),
-        float(bool(s) and s[0].isupper()),
-        float(bool(s) and s[0].islower()),
-        len(caps) / len(words) if words else 0.0,
-        float(bool(alpha) and all(c.isupper() for c in alpha if c.isascii())) if alpha else 0.0,
-        float(bool(s) and s[0].isdigit()),
-        min(depth, 4) / 4.0,
+        float(is_chinese(s)) if s else 0.0,
+        float(first.isupper()),
+        float(first.islower()),
+        sum(w[:1].isupper() for w in words) / len(words) if words else 0.0,
+        _all_caps(s),
+        float(first.isdigit()),
+        min(outline_depth(s), 4) / 4.0,
         float(numbering_key(s) is not None),
         float(bool(_BULLET.match(s))),
         min(len(_CODE.findall(s)) / max(n, 1) * 5.0, 1.0),
@@ -168,9 +182,7 @@ def text_cues(text: str) -> tuple[float, ...]:
         float(bool(_URL.search(s))),
         float(bool(_ENDS_ALNUM.search(s))),
     ]
-    cues.extend(float(last == m) for m in _END_MARKS)
-    cues.extend(float(style == name) for name in NUMBER_STYLES)
-    return tuple(cues)
+    return (*cues, *_END_ONE_HOT.get(last, _NO_END), *_STYLE_ONE_HOT.get(style, _NO_STYLE))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -178,7 +190,6 @@ def style_cues(text: str, layout: LineLayout) -> tuple[float, ...]:
     """Cues of model version 3: typography, underlines, callout and table-of-contents lines (cached: a line and
     its layout recur in every window that shows them)."""
     s = text.strip()
-    alpha = [c for c in s if c.isalpha() and c.isascii()]
     rule = [float(layout.underline == c) for c in UNDERLINES] + [float(bool(layout.underline) and layout.underline not in UNDERLINES)]
     return (
         float(layout.size != 1.0 or layout.bold or layout.italic or layout.gap > 0),  # typography known
@@ -190,7 +201,7 @@ def style_cues(text: str, layout: LineLayout) -> tuple[float, ...]:
         *rule,
         float(bool(_CALLOUT.match(s))),
         float(bool(_TOC_ENTRY.search(s))),
-        float(len(alpha) >= 3 and all(c.isupper() for c in alpha) and len(s) <= HEADING_CHARS),
+        float(len(s) <= HEADING_CHARS and not _ASCII_LOWER.search(s) and len(_ASCII_LETTER.findall(s)) >= 3),
     )
 
 
