@@ -33,7 +33,7 @@ from hichunk.sentences import is_chinese
 NGRAM_SIZES = (1, 2, 3, 4)
 NGRAM_CHARS = 96  # n-grams come from the first this-many characters of a line (plus its last few)
 TAIL_CHARS = 12
-_START, _END = 0x02, 0x03
+_FRAME_START, _FRAME_END = "\x02", "\x03"  # around every line, so n-grams see where it begins and ends
 _MULT = np.uint64(0x100000001B3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
@@ -70,21 +70,20 @@ class LineFeatures:
     cues: np.ndarray  # float32 [n_lines, N_CUES]
 
 
-def _codepoints(text: str) -> np.ndarray:
+def _framed(text: str) -> str:
     low = text.lower()
     if len(low) > NGRAM_CHARS + TAIL_CHARS:
         low = low[:NGRAM_CHARS] + " " + low[-TAIL_CHARS:]
-    arr = np.frombuffer(low.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    return np.concatenate(([_START], arr, [_END])).astype(np.uint64)
+    return f"{_FRAME_START}{low}{_FRAME_END}"
 
 
 def hash_ngrams(lines: Sequence[str], buckets: int) -> tuple[np.ndarray, np.ndarray]:
     """Bucket ids of every character n-gram (sizes ``NGRAM_SIZES``) of every line, and per-line offsets."""
     if not lines:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    pieces = [_codepoints(t) for t in lines]
-    lengths = np.array([len(p) for p in pieces], dtype=np.int64)
-    chars = np.concatenate(pieces)
+    framed = [_framed(t) for t in lines]
+    lengths = np.fromiter(map(len, framed), dtype=np.int64, count=len(framed))
+    chars = np.frombuffer("".join(framed).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
     line_of = np.repeat(np.arange(len(lines), dtype=np.int64), lengths)
     ids, owners = [], []
     with np.errstate(over="ignore"):
