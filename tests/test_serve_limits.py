@@ -121,6 +121,7 @@ def test_chunk_work_has_a_time_limit_and_never_takes_the_query_threads(index):
         heavy.join(60)
         assert_error(*answers[0], 503)
         assert "limit" in answers[0][1]["error"]
+        _warm(server)  # the killed worker's replacement starts and warms up in the background
         status, tree = request(url, "/chunk", {"text": "# Small\n\nA small document.", "format": "markdown",
                                                "method": "structure"})
         assert status == 200 and tree["text"] == "# Small\n\nA small document."  # a new worker took over

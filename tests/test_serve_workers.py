@@ -4,6 +4,7 @@ killed and replaced), closing the pool stops running work at once."""
 from __future__ import annotations
 
 import operator
+import os
 import threading
 import time
 
@@ -36,6 +37,16 @@ def test_a_task_over_its_time_is_stopped_and_its_worker_replaced(pool):
         pool.run(time.sleep, 60, timeout=0.5)
     assert time.monotonic() - started < 10
     assert pool.run(operator.mul, 6, 7, timeout=60) == 42  # a new worker took its place
+
+
+def test_a_worker_killed_for_its_time_is_replaced_warm(tmp_path):
+    """The replacement runs the pool's warm-up (here: a working directory) before any task reaches it."""
+    with WorkerPool(1) as warm_pool:
+        warm_pool.start(os.chdir, str(tmp_path))
+        with pytest.raises(WorkTimeout):
+            warm_pool.run(time.sleep, 60, timeout=0.5)
+        assert warm_pool.wait_ready(60)
+        assert warm_pool.run(os.getcwd, timeout=60) == str(tmp_path)
 
 
 def test_a_busy_pool_says_so_instead_of_queueing_forever(pool):

@@ -197,6 +197,7 @@ class WorkerPool:
         self._started = 0
         self._closed = False
         self._cond = threading.Condition()
+        self._warm: tuple[Callable, tuple] | None = None  # what ``start`` ran in each worker, run again in replacements
 
     # -- running one task ---------------------------------------------------------------
     def run(self, fn: Callable, *args, timeout: float, wait_for_worker: float | None = None) -> Any:
@@ -273,7 +274,11 @@ class WorkerPool:
     # -- workers ------------------------------------------------------------------------
     def start(self, warm: Callable | None = None, *args) -> None:
         """Start every worker now and run ``warm(*args)`` in each (loading models), so that the first requests
-        do not wait for that; ``close`` need not wait for this."""
+        do not wait for that; ``close`` need not wait for this. A worker killed later (a task over its time)
+        is replaced at once, in the background, and warmed the same way: the next task's time limit never
+        pays for a cold start."""
+        if warm is not None:
+            self._warm = (warm, args)
         while True:
             with self._cond:
                 if self._closed or self._started >= self.workers:
@@ -358,7 +363,17 @@ class WorkerPool:
             self._all.discard(worker)
             self._started -= 1
             self._cond.notify()
+            if self._warm is not None and not self._closed:
+                warm, args = self._warm
+                threading.Thread(target=self._replace, args=(warm, *args), name="hichunk-worker-replace",
+                                 daemon=True).start()
         worker.kill()
+
+    def _replace(self, warm: Callable, *args) -> None:
+        try:
+            self.start(warm, *args)
+        except Exception:  # the next task starts a worker itself and says why it could not
+            log.warning("a replacement worker did not start", exc_info=True)
 
     def close(self) -> None:
         """Kill every worker now, idle or busy (running tasks end with WorkerLost)."""
