@@ -1,0 +1,69 @@
+"""Lines of a heading style the model mostly found become headings too: a man page's capitalised sections."""
+
+from __future__ import annotations
+
+from engine_doubles import ScriptedModel
+
+from hichunk.engine import infer_points
+from hichunk.engine.peers import styled_peers_as_titles
+from hichunk.models.prompt import format_answer
+from hichunk.protocol import ChunkStart, LineLayout
+
+PARAGRAPH = LineLayout(blank_before=True, blank_after=True)
+# A man page with its heading markers hidden: capitalised section names, each followed by a paragraph.
+MAN_PAGE = ["ls", "NAME(名称)", "ls - 列目录内容", "SYNOPSIS(总览)", "ls [选项] [文件...]",
+            "DESCRIPTION(描述)", "程序 ls 先列出非目录的文件项，然后是每一个目录中的可显示文件。",
+            "OPTIONS(选项)", "-a, --all 列出目录中的所有文件。", "SEE ALSO(另见)", "dir(1), vdir(1)"]
+
+
+def all_but_options(window) -> str:
+    """A model that finds the capitalised sections, except one it takes for part of an option list."""
+    return format_answer(ChunkStart(i, 1 if i == 0 else 2, True) for i, t in enumerate(window.lines)
+                         if i == 0 or (t.split("(")[0].isupper() and t != "OPTIONS(选项)"))
+
+
+def test_a_missed_section_of_a_found_style_becomes_a_heading_of_its_level():
+    layout = [PARAGRAPH] * len(MAN_PAGE)
+    result = infer_points(MAN_PAGE, ScriptedModel(all_but_options, window_tokens=400), layout=layout)
+    assert result.points[7] == (2, True)
+    assert sorted(result.points) == [0, 1, 3, 5, 7, 9]
+
+
+def test_peers_need_a_found_majority_of_their_style_and_of_their_level():
+    texts = ["Title", "NAME", "body", "SYNOPSIS", "body", "OPTIONS", "body", "BUGS", "body"]
+    layout = [PARAGRAPH] * len(texts)
+    found_two = {0: (1, True), 1: (2, True), 3: (2, True)}
+    assert styled_peers_as_titles(found_two, texts, layout) == found_two | {5: (2, True), 7: (2, True)}
+    found_one = {0: (1, True), 1: (2, True)}  # one of four: not enough evidence
+    assert styled_peers_as_titles(found_one, texts, layout) == found_one
+    # two keyword lines taken for titles among many real level-2 headings of another style: not that level's style
+    others = {u: (2, True) for u in (10, 12, 14, 16, 18)}
+    mixed = texts + ["Plain heading", "body"] * 5
+    assert styled_peers_as_titles(found_two | others, mixed, [PARAGRAPH] * len(mixed)) == found_two | others
+    assert styled_peers_as_titles(found_two, texts, None) == found_two
+
+
+def test_peers_skip_lines_inside_paragraphs_right_under_a_start_and_with_roles():
+    texts = ["NAME", "body", "SYNOPSIS", "body", "OPTIONS", "body", "BUGS", "body"]
+    points = {0: (1, True), 2: (1, True)}
+    inline = LineLayout(blank_before=True, blank_after=False)
+    aside = LineLayout(blank_before=True, blank_after=True, role="aside")
+    layout = [PARAGRAPH, PARAGRAPH, PARAGRAPH, PARAGRAPH, inline, PARAGRAPH, aside, PARAGRAPH]
+    assert styled_peers_as_titles(points, texts, layout) == points
+    under = ["NAME", "SYNOPSIS", "body", "OPTIONS", "body"]  # "SYNOPSIS" sits right under the start "NAME"
+    assert styled_peers_as_titles({0: (1, True), 3: (1, True)}, under, [PARAGRAPH] * 5) == {0: (1, True), 3: (1, True)}
+
+
+def test_missed_signatures_join_the_found_ones():
+    texts = ["synonyms", "nearby(word [, size = 10])", "近义词", "compare(s1, s2, seg=True)", "比较",
+             "display(word)", "打印", "describe()", "说明"]
+    found = {0: (1, True), 1: (2, True), 3: (2, True)}
+    assert styled_peers_as_titles(found, texts, [PARAGRAPH] * len(texts)) == found | {5: (2, True), 7: (2, True)}
+
+
+
+def test_annotated_fields_are_not_the_peers_of_found_signatures():
+    texts = ["get_info(uid)", "返回账号的信息", "uid (int): 用户 ID", "name (str): 姓名",
+             "get_all(page)", "返回全部信息", "tel (str): 电话号码", "describe()", "说明"]
+    points = {0: (2, True), 4: (2, True), 7: (2, True)}
+    assert styled_peers_as_titles(points, texts, [PARAGRAPH] * len(texts)) == points
