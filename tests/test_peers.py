@@ -67,3 +67,10 @@ def test_annotated_fields_are_not_the_peers_of_found_signatures():
              "get_all(page)", "返回全部信息", "tel (str): 电话号码", "describe()", "说明"]
     points = {0: (2, True), 4: (2, True), 7: (2, True)}
     assert styled_peers_as_titles(points, texts, [PARAGRAPH] * len(texts)) == points
+
+
+def test_missed_questions_of_an_faq_join_the_found_ones():
+    texts = ["常见问题", "本页回答常见问题。", "什么是 Asymptote？", "一种矢量绘图语言。", "如何获得 Asymptote？",
+             "从网站下载。", "能在 MacOS X 上安装吗？", "可以。", "Why is it called Asymptote?", "It is a pun."]
+    found = {0: (1, True), 4: (2, True), 6: (2, True)}
+    assert styled_peers_as_titles(found, texts, [PARAGRAPH] * len(texts)) == found | {2: (2, True), 8: (2, True)}

@@ -22,9 +22,11 @@ Over a list of unit texts (one model line each), with their layout when known:
 5. After the last window, a start keeps its title flag only on a line shaped
    like a title (whole, short, not running text), a start on the description
    under a standalone code-signature line (an API reference's ``def json()``)
-   moves onto the signature (``hichunk.engine.signatures``), standalone lines of a
-   capitalised or underlined heading style the model mostly found as titles of one
-   level become titles of that level too (``hichunk.engine.peers``), and the levels of titled
+   moves onto the signature (``hichunk.engine.signatures``), a start on the first
+   item of a tight list moves onto the title line above it (``hichunk.engine.lists``),
+   standalone lines of a capitalised or underlined heading style the model mostly
+   found as titles of one level become titles of that level too
+   (``hichunk.engine.peers``), and the levels of titled
    starts are made consistent over the whole document by heading style
    (``hichunk.engine.outline``), so a heading's level does not depend on where
    its window began.
@@ -43,6 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from hichunk.engine.cache import PredictionCache, window_key
+from hichunk.engine.lists import starts_on_titles_above_lists
 from hichunk.engine.outline import consistent_levels, title_shaped
 from hichunk.engine.peers import styled_peers_as_titles
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
@@ -234,6 +237,7 @@ def infer_points(
         if title and not title_shaped(texts[u], layout[u] if layout else None):
             points[u] = (level, False)
     points = starts_on_signatures_above(points, texts, layout)
+    points = starts_on_titles_above_lists(points, texts, layout)
     points = result.points = styled_peers_as_titles(points, texts, layout)
     if settings.document_levels:
         result.points = consistent_levels(points, texts, layout)

@@ -2,9 +2,10 @@
 
 Man pages and many plain-text manuals title their sections with capitals on a
 line of their own (``NAME(名称)``, ``SYNOPSIS``, ``DESCRIPTION``) or with an
-underline rule, and API references title their entries with code signatures
-(``nearby(word [, size = 10])``); with heading markers hidden, a model that sees one such line
-in a window of code or option lists may take it for body text, and the
+underline rule, FAQs title theirs with questions on lines of their own, and API
+references title their entries with code signatures (``nearby(word [, size =
+10])``); with heading markers hidden, a model that sees one such line in a
+window of code or option lists may take it for body text, and the
 section it opens melts into the one before. A document is consistent about
 its headings: when most standalone lines of one such style (a whole line with
 blank lines around it, title-shaped, no role) are predicted title starts, and
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from hichunk.engine.outline import heading_style, title_shaped
 from hichunk.engine.signatures import signature_shaped
 from hichunk.protocol import LineLayout
+from hichunk.textnorm import fold
 
 MIN_FOUND = 2  # predicted titles of a style before its other lines follow them
 MIN_SHARE_OF_STYLE = 0.5  # of the style's standalone lines, predicted titles
@@ -35,7 +37,8 @@ def _standalone(layout: LineLayout) -> bool:
 
 
 def _peer_groups(texts: Sequence[str], layout: Sequence[LineLayout]) -> dict[tuple, list[int]]:
-    """Standalone, title-shaped lines in capitals or with an underline rule, by heading style; code signatures."""
+    """Standalone, title-shaped lines in capitals or with an underline rule, by heading style; questions; code
+    signatures."""
     groups: dict[tuple, list[int]] = defaultdict(list)
     for unit, (text, shape) in enumerate(zip(texts, layout)):
         if not _standalone(shape):
@@ -45,6 +48,8 @@ def _peer_groups(texts: Sequence[str], layout: Sequence[LineLayout]) -> dict[tup
             continue
         if style.caps or style.underline:
             groups[style.family].append(unit)
+        elif fold(text).rstrip().endswith("?"):  # an FAQ's questions ("？" folds to "?")
+            groups[("question",)].append(unit)
         elif signature_shaped(text):
             # A bare signature (``get_info(uid)``) and an annotated field (``uid (int): 用户 ID``) are two styles.
             groups[("signature", text.rstrip().endswith(")"))].append(unit)

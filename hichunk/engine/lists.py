@@ -1,0 +1,66 @@
+"""A chunk predicted to start at the first item of a list under a title line starts at the title.
+
+How-to pages title their steps with short headings over a tight list
+(``机器人收不到消息`` / ``1. 检查应用是否已发布`` / ``2. 检查事件订阅``). With
+heading markers hidden, a model may miss the title line yet see that something
+begins, and put the start on the list's first item: the chunk then opens with
+"1. 检查…" and the title ends the chunk before. When a predicted start's own
+line opens a tight list (a list item after a blank line, the next line the
+next item of the same list: the same bullet, or the next number) and the line
+above is a paragraph of its own shaped like a title (one whole short line,
+blank lines around, no role, not a point itself, not ending like a sentence or
+a colon that introduces the list), the start moves up onto the title. A
+numbered heading ("1. Introduction") has body text under it, not its sibling
+"2." on the next line, so it is left alone. Model-agnostic, like the other
+document-level passes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hichunk.engine.outline import title_shaped
+from hichunk.protocol import LineLayout
+from hichunk.textnorm import fold
+
+_ITEM = re.compile(r"^\s*(?:([-*+•·])|(\d{1,3})[.)、])\s+\S")
+_INTRODUCES = (".", "。", ":", ";", ",", "!", "?")  # folded text: "：" reads ":"
+
+
+def _item(text: str) -> tuple[str, int] | None:
+    """A list item's marker: ("-", 0) for a bullet, ("1", n) for the n-th numbered item; None for other lines."""
+    m = _ITEM.match(fold(text))
+    if m is None:
+        return None
+    return (m[1], 0) if m[1] else ("1", int(m[2]))
+
+
+def _opens_tight_list(unit: int, texts: Sequence[str], layout: Sequence[LineLayout]) -> bool:
+    here = _item(texts[unit])
+    if here is None or unit + 1 >= len(texts) or not layout[unit].blank_before or layout[unit].blank_after:
+        return False
+    below = _item(texts[unit + 1])
+    return below is not None and below == (here[0], here[1] + (here[0] == "1"))
+
+
+def _title_above(text: str, layout: LineLayout) -> bool:
+    whole = layout.starts_line and layout.ends_line and layout.blank_before and layout.blank_after
+    return (whole and not layout.role and _item(text) is None and title_shaped(text, layout)
+            and not fold(text).rstrip().endswith(_INTRODUCES))
+
+
+def starts_on_titles_above_lists(points: dict[int, tuple[int, bool]], texts: Sequence[str],
+                                 layout: Sequence[LineLayout] | None) -> dict[int, tuple[int, bool]]:
+    """``points`` (unit -> (level, title)) with starts on a list's first item moved onto the title line above."""
+    if layout is None:
+        return points
+    out = dict(points)
+    for unit in sorted(points):
+        above = unit - 1
+        if above < 0 or above in out or not _opens_tight_list(unit, texts, layout):
+            continue
+        if _title_above(texts[above], layout[above]):
+            level, _ = out.pop(unit)
+            out[above] = (level, True)
+    return out
