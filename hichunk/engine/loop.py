@@ -24,6 +24,8 @@ Over a list of unit texts (one model line each), with their layout when known:
    under a standalone code-signature line (an API reference's ``def json()``)
    moves onto the signature (``hichunk.engine.signatures``), a start on the first
    item of a tight list moves onto the title line above it (``hichunk.engine.lists``),
+   the title line above a reST ``.. module::`` directive starts a section
+   (``hichunk.engine.rest``),
    standalone lines of a capitalised or underlined heading style the model mostly
    found as titles of one level become titles of that level too
    (``hichunk.engine.peers``), and the levels of titled
@@ -49,6 +51,7 @@ from hichunk.engine.lists import starts_on_titles_above_lists
 from hichunk.engine.outline import consistent_levels, title_shaped
 from hichunk.engine.peers import styled_peers_as_titles
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
+from hichunk.engine.rest import starts_on_module_titles
 from hichunk.engine.signatures import starts_on_signatures_above
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.errors import HichunkError
@@ -238,6 +241,7 @@ def infer_points(
             points[u] = (level, False)
     points = starts_on_signatures_above(points, texts, layout)
     points = starts_on_titles_above_lists(points, texts, layout)
+    points = starts_on_module_titles(points, texts, layout)
     points = result.points = styled_peers_as_titles(points, texts, layout)
     if settings.document_levels:
         result.points = consistent_levels(points, texts, layout)
