@@ -36,3 +36,5 @@ def test_a_first_module_title_is_level_one_and_found_titles_keep_their_level():
     inline = LineLayout(blank_before=True, blank_after=False)
     assert starts_on_module_titles({}, running, [inline, ASIDE]) == {}
     assert starts_on_module_titles({}, API, None) == {}
+    typeset = [LineLayout(blank_before=True, blank_after=True, size=1.4), ASIDE, PARAGRAPH]
+    assert starts_on_module_titles({}, page, typeset) == {}

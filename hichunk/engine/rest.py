@@ -8,7 +8,8 @@ title is full of role markup and reads like code, and a model may miss every
 one of them: Python's distutils API reference lost 43 of its 45 headings, and
 its chunks ran over many modules each. The directive is read as an aside
 (``hichunk.document.roles``), never a start; the title line above it (one whole
-short line with blank lines around, no role) becomes a titled start when it is
+short line with blank lines around, no role, not typeset larger or bold: in a
+PDF the type tells) becomes a titled start when it is
 not one already, one level below the titled starts before it (the page's
 title), or on level 1 when it is the first. Model-agnostic, like the other
 document-level passes.
@@ -27,8 +28,11 @@ _MODULE = re.compile(r"^\.\.\s+(?:py:)?module::\s*\S")
 
 
 def _title_line(text: str, layout: LineLayout) -> bool:
+    """A title as text shows it: a whole line, blank lines around, no role, no type size or weight of its own
+    (a typeset title is the model's to read; there the outline's size rules set the levels)."""
     whole = layout.starts_line and layout.ends_line and layout.blank_before and layout.blank_after
-    return whole and not layout.role and title_shaped(text, layout)
+    plain = layout.size == 1.0 and not layout.bold
+    return whole and plain and not layout.role and title_shaped(text, layout)
 
 
 def starts_on_module_titles(points: dict[int, tuple[int, bool]], texts: Sequence[str],
