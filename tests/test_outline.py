@@ -249,6 +249,8 @@ def test_body_size_numbers_late_in_a_book_do_not_flatten_its_chapters():
     assert [level[f"Chapter {c} Title {c}"] for c in (1, 2, 3)] == [1, 1, 1]
     assert [level[f"{c}.1 Section"] for c in (1, 2, 3)] == [2, 2, 2] and level["2.1.1 Detail"] == 3
     assert heading_style("Part Program").numbering == "" and heading_style("Part II Reference").numbering == "word-part"
+    assert heading_style("附录").numbering == heading_style("附录一 术语").numbering == "word-appendix"
+    assert heading_style("附录说明").numbering == ""
     assert heading_style("Appendix").numbering == "word-appendix" and heading_style("Chapter One").numbering == "word-chapter"
 
 
@@ -273,7 +275,8 @@ def test_a_navigation_list_above_the_first_heading_is_front_matter():
     assert [consistent_levels(points, said)[u][0] for u in (3, 5, 7)] == [2, 3, 3]  # a real sentence: left as it is
 
 
-def test_an_appendix_label_beside_numbered_chapters_is_their_sibling():
+@pytest.mark.parametrize("label", ["Appendix A", "附录 A", "附录\u00a0A", "附錄A"])
+def test_an_appendix_label_beside_numbered_chapters_is_their_sibling(label):
     """"Appendix A" opens "A.1", but "A.1" has the style of "1.1", which nests under "1.": the label is a chapter."""
     texts, points = [], {}
     for c in ("1", "2", "3"):
@@ -283,9 +286,38 @@ def test_an_appendix_label_beside_numbered_chapters_is_their_sibling():
             points[len(texts)] = (4, True)
             texts += [f"{c}.{k} Section", "body"]
     points[len(texts)] = (2, True)
-    texts += ["Appendix A", "body"]
+    texts += [label, "body"]
     for k in (1, 2):
         points[len(texts)] = (4, True)
         texts += [f"A.{k} Reference", "body"]
     out = consistent_levels(points, texts)
     assert [out[u][0] for u in sorted(out)] == [1, 2, 2] * 3 + [1, 2, 2]
+
+
+def test_a_numbered_list_inside_a_section_does_not_end_its_chapter():
+    """ "1.", "4.", "7." between "2.1.2" and "2.1.3" are the items of a list in that section, not chapters."""
+    chapter, section, body = LineLayout(size=1.6, bold=True), LineLayout(size=1.3, bold=True), LineLayout()
+    texts = ["1 Intro", "1.1 Scope", "2 Expansion", "2.1 Parameters", "2.1.2 Rules",
+             "1. Nested substitution", "4. Internal flags", "7. Subscripting", "2.1.3 Examples", "3 Options"]
+    layouts = [chapter, section, chapter, section, section, body, body, body, section, chapter]
+    # the windows put the chapters and the list's items on level 1
+    points = {0: (1, True), 1: (2, True), 2: (1, True), 3: (2, True), 4: (3, True),
+              5: (1, True), 6: (1, True), 7: (1, True), 8: (3, True), 9: (1, True)}
+    for lay in (layouts, None):
+        level = {texts[u]: lv for u, (lv, _) in consistent_levels(points, texts, lay).items()}
+        assert [level[t] for t in ("1 Intro", "2 Expansion", "3 Options")] == [1, 1, 1]
+        assert [level[t] for t in texts[5:8]] == [4, 4, 4]  # one level below "2.1.2 Rules", which holds them
+        assert level["2.1.3 Examples"] == 3
+    # the next chapter's number is the next chapter, whatever stray "1.73" of running text follows it
+    stray = ["1 Intro", "1.1 Scope", "1.2 Usage", "2. Options", "1.73 since it offered", "2.1 Flags"]
+    out = consistent_levels({0: (1, True), 1: (2, True), 2: (2, True), 3: (1, True), 4: (2, True), 5: (2, True)}, stray)
+    assert out[3][0] == 1
+    # a slide's navigation line ("2.1 Parts 2 Install") before chapter 2 has opened does not make items of chapters
+    slides = ["Beamer theme", "2.1 Parts 2 Install", "1 Intro", "2 Install", "2.1 Parts", "3 Usage", "3.1 Build"]
+    out = consistent_levels({0: (1, True), 1: (2, True), 2: (1, True), 3: (1, True), 4: (2, True), 5: (1, True),
+                             6: (2, True)}, slides)
+    assert [out[u][0] for u in (2, 3, 5)] == [out[5][0]] * 3 and out[4][0] == out[5][0] + 1
+    # the same numbers between chapters are chapters
+    chapters = ["1. Intro", "1.1 Scope", "2. Usage", "2.1 Options", "3. Limits", "3.1 Memory"]
+    out = consistent_levels({u: (1 + u % 2, True) for u in range(len(chapters))}, chapters)
+    assert [lv for lv, _ in out.values()] == [1, 2, 1, 2, 1, 2]

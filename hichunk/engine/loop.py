@@ -31,7 +31,8 @@ Over a list of unit texts (one model line each), with their layout when known:
    (``hichunk.engine.peers``), and the levels of titled
    starts are made consistent over the whole document by heading style
    (``hichunk.engine.outline``), so a heading's level does not depend on where
-   its window began.
+   its window began; front and back matter (a preface, the indexes) go on the
+   document's top level (``hichunk.engine.matter``).
 
 Choices where the reference code is buggy or silent, made explicit here:
 an empty answer means "no starts" (``ParseError`` only when the model is set
@@ -48,6 +49,7 @@ from dataclasses import asdict, dataclass, field
 
 from hichunk.engine.cache import PredictionCache, window_key
 from hichunk.engine.lists import starts_on_titles_above_lists
+from hichunk.engine.matter import front_and_back_matter_as_chapters
 from hichunk.engine.outline import consistent_levels, title_shaped
 from hichunk.engine.peers import styled_peers_as_titles
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
@@ -244,5 +246,5 @@ def infer_points(
     points = starts_on_module_titles(points, texts, layout)
     points = result.points = styled_peers_as_titles(points, texts, layout)
     if settings.document_levels:
-        result.points = consistent_levels(points, texts, layout)
+        result.points = front_and_back_matter_as_chapters(consistent_levels(points, texts, layout), texts)
     return result

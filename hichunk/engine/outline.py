@@ -19,6 +19,9 @@ level most of its members were predicted at, and then orders the groups:
 * across fonts too, nested outline depths ("2" then "2.1") and labels of one
   hierarchy (部分 > 章 > 节 > 条, Part > Chapter > Section, 一、 > （一）, I. > A.)
   get consecutive levels, placed where most of their headings already are;
+* a depth-1 number between two deeper numbers of one chapter ("1." between
+  "14.3.2" and "14.3.3") is an item of a list in that section: it nests one
+  level below the section;
 * in typeset documents depth-1 numbers are level 1 (the title page is their
   sibling, as in PDF outlines) unless parts sit above them;
 * the document's own top: wordless front matter (badges, a logo, contents) is a
@@ -36,6 +39,7 @@ predicted (level, title) of each start. Texts are read through
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -53,9 +57,12 @@ _ZH_UNIT = re.compile(r"^\s*第\s*[0-9零〇一二三四五六七八九十百千
 # a label word counts with a number after it, or alone on its line: "Part II", "Chapter 3", "Appendix"; not "Part Program"
 _WORD = re.compile(r"^\s*(chapter|part|appendix|section|book|volume|lesson|unit|article)"
                    r"(?=\s*[:.]?\s*$|\s+(?:[0-9]{1,3}|[ivxlcdm]+|[a-z]|one|two|three|four|five|six|seven|eight|nine|ten)\b)", re.I)
-# the number of a label heading: "Chapter 3", "Appendix B", "第3章", "第十二章"
+# "附录 A", "附录一", "附录" alone: an appendix label, the same style as "Appendix A"
+_ZH_APPENDIX = re.compile(r"^\s*附[录錄](?=\s*:?\s*$|\s*(?:[0-9]{1,3}|[A-Za-z]|[一二三四五六七八九十]+)(?![A-Za-z]))")
+# the number of a label heading: "Chapter 3", "Appendix B", "附录 B", "第3章", "第十二章"
 _LABEL_NUMBER = re.compile(r"^\s*(?:(?:chapter|appendix|part|book|lesson|unit)\s+([0-9]{1,3}|[A-Z])\b"
-                           r"|第\s*([0-9]{1,3}|[零〇一二三四五六七八九十百两]+)\s*[章篇部卷编])", re.I)
+                           r"|第\s*([0-9]{1,3}|[零〇一二三四五六七八九十百两]+)\s*[章篇部卷编]"
+                           r"|附[录錄]\s*([0-9]{1,3}|[A-Z])(?![A-Za-z]))", re.I)
 _OUTLINE_HEAD = re.compile(r"^\s*([0-9]{1,3}|[A-Z])\.[0-9]")
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
 
@@ -94,6 +101,8 @@ def heading_style(text: str, layout: LineLayout | None = None) -> Style:
         numbering = f"zh-{zh.group(1)}"
     elif (word := _WORD.match(s)) is not None:
         numbering = f"word-{word.group(1).lower()}"
+    elif _ZH_APPENDIX.match(s):
+        numbering = "word-appendix"
     else:
         numbering = number_pattern(s) or ""
         if numbering == "roman" and s[0] in "CDLMcdlm" and not s[1:2].isalpha():
@@ -146,8 +155,8 @@ def label_number(text: str) -> str | None:
     m = _LABEL_NUMBER.match(fold(text))
     if not m:
         return None
-    if m.group(1):
-        return m.group(1).upper()
+    if m.group(1) or m.group(3):
+        return (m.group(1) or m.group(3)).upper()
     value = m.group(2)
     number = int(value) if value.isdigit() else _zh_number(value)
     return None if number is None else str(number)
@@ -218,6 +227,7 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
     if not styles:
         return _without_level_gaps(_front_matter_beside_the_top(_opening_title_above(dict(points), styles, texts, layouts),
                                                                 texts, layouts))
+    items = _items_inside_sections(styles, texts)
     members: dict[Style, list[int]] = defaultdict(list)
     for unit, style in styles.items():
         members[style].append(unit)
@@ -263,15 +273,67 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
         for u in units:
             out[u] = (min(max(level[style], 1), MAX_LEVEL), True)
     if layouts is not None and any(lay.size != 1.0 for lay in layouts):
-        out = _typeset_top_level(out, styles)
+        out = _typeset_top_level(out, {u: s for u, s in styles.items() if u not in items})
     else:
         out = _opening_title_above(out, styles, texts, layouts)
-    return _without_level_gaps(_front_matter_beside_the_top(out, texts, layouts))
+    return _without_level_gaps(_front_matter_beside_the_top(_nest_items(out, items), texts, layouts))
 
 
 def _outline_parts(text: str) -> tuple[str, ...]:
     m = _OUTLINE.match(fold(text))
     return tuple(m.group(0).strip().rstrip(".").split(".")) if m else ()
+
+
+def _items_inside_sections(styles: dict[int, Style], texts: Sequence[str]) -> set[int]:
+    """Depth-1 numbers between two deeper numbers of one chapter ("1." to "22." between "14.3.2" and "14.3.3").
+
+    A chapter's number comes before its sections' numbers, so once "14 Expansion"
+    (or "Chapter 14") has opened chapter 14, a "1." found between "14.3.2" and
+    "14.3.3" is an item of a numbered list inside that section (the rules of an
+    algorithm, the steps of a procedure), not a chapter: it must not end chapter 14
+    (nor count as a chapter of a typeset book). A "15." or "14." there is left
+    alone: chapter 15 with a stray "14.73" of running text after it, or a slide's
+    navigation line repeating "14.1 ... 14".
+    """
+    deep = sorted(u for u, s in styles.items()
+                  if s.numbering == "outline" and s.depth >= 2 and any(c.isalpha() for c in texts[u]))
+    opened: dict[str, int] = {}
+    for u in sorted(styles):
+        s = styles[u]
+        number = _outline_parts(texts[u])[0] if s.numbering == "outline" and s.depth == 1 else (
+            label_number(texts[u]) if s.numbering.startswith(("zh-", "word-")) else None)
+        if number is not None:
+            opened.setdefault(number, u)
+    items = set()
+    for u, s in styles.items():
+        if s.numbering != "outline" or s.depth != 1:
+            continue
+        i = bisect.bisect(deep, u)
+        if not 0 < i < len(deep):
+            continue
+        chapter, number = _outline_parts(texts[deep[i - 1]])[0], _outline_parts(texts[u])[0]
+        if (chapter == _outline_parts(texts[deep[i]])[0] and opened.get(chapter, u) < deep[i - 1]
+                and number != chapter and not _is_next(chapter, number)):
+            items.add(u)
+    return items
+
+
+def _is_next(chapter: str, number: str) -> bool:
+    """Whether ``number`` follows ``chapter`` ("5" after "4", "B" after "A")."""
+    if chapter.isdigit() and number.isdigit():
+        return int(number) == int(chapter) + 1
+    return len(chapter) == len(number) == 1 and ord(number) == ord(chapter) + 1
+
+
+def _nest_items(points: dict[int, tuple[int, bool]], items: set[int]) -> dict[int, tuple[int, bool]]:
+    """Each list item one level below the titled start before it (the section that holds the list)."""
+    out = dict(points)
+    parents = sorted(p for p, (_, title) in points.items() if title and p not in items)
+    for u in items:
+        i = bisect.bisect(parents, u)
+        if i:
+            out[u] = (min(out[parents[i - 1]][0] + 1, MAX_LEVEL), True)
+    return out
 
 
 def _as_key(parts: tuple[str, ...]) -> tuple:

@@ -1,0 +1,50 @@
+"""Front and back matter (a preface, acknowledgements, a glossary, references, the indexes) are chapters.
+
+Books and manuals put them beside their chapters, never inside the last one:
+in the outlines of our real PDFs and text manuals 65 of 70 unnumbered ones are
+on the top level of the document (the level of the chapters, or of the parts
+when parts are there; 74 of 81 over every rendering of the corpus). A windowed
+model often hangs "Concept Index" under the chapter before it, since nothing in
+its window says otherwise. This pass puts a titled start named like front or
+back matter on the shallowest level of the titled starts after the document's
+first heading (the title, when there is one).
+
+A name that recurs ("参考文献" closing every chapter of a thesis) is each
+chapter's own and stays where the model put it. An index counts only where no
+numbered heading follows it ("Rename Current Index" in a user interface's help
+is a command, not a book's index); a numbered one ("17 Acknowledgments",
+"Appendix D Indexes") is the numbering's to place. Model-agnostic: it reads
+unit texts and the predicted starts only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from hichunk.engine.outline import heading_style
+from hichunk.textnorm import fold
+
+_MATTER = re.compile(r"^(?:preface|foreword|acknowledge?ments?|bibliography|glossary|references|"
+                     r"前言|序言|致谢|致謝|参考文献|參考文獻|术语表|術語表|索引)$", re.I)
+_INDEX = re.compile(r"^(?:[a-z]+ ){0,3}(?:index|indices|indexes)$", re.I)
+
+
+def front_and_back_matter_as_chapters(points: dict[int, tuple[int, bool]], texts: Sequence[str]) -> dict[int, tuple[int, bool]]:
+    """``points`` (unit -> (level, title)) with front and back matter on the document's top level."""
+    titled = sorted(u for u, (_, title) in points.items() if title)
+    if len(titled) < 3:
+        return points
+    top = min(points[u][0] for u in titled[1:])
+    numbered = {u for u in titled if heading_style(texts[u]).numbering}
+    names = {u: fold(texts[u]).strip().rstrip(":").casefold() for u in titled}
+    seen = Counter(names.values())
+    out = dict(points)
+    for u in titled[1:]:
+        name = names[u]
+        if u in numbered or points[u][0] <= top or seen[name] > 1:
+            continue
+        if _MATTER.match(name) or (_INDEX.match(name) and not any(n > u for n in numbered)):
+            out[u] = (top, True)
+    return out
