@@ -12,6 +12,9 @@ def test_indexes_and_acknowledgements_go_to_the_chapters_level():
               6: (2, True), 7: (2, True)}
     out = front_and_back_matter_as_chapters(points, texts)
     assert [out[u][0] for u in (1, 6, 7)] == [1, 1, 1]
+    # an appendix after the indexes does not make them commands
+    out = front_and_back_matter_as_chapters(points | {8: (1, True)}, texts + ["Appendix A References"])
+    assert [out[u][0] for u in (6, 7)] == [1, 1]
     assert {u: out[u] for u in (0, 2, 3, 4, 5)} == {u: points[u] for u in (0, 2, 3, 4, 5)}
 
 
@@ -24,7 +27,7 @@ def test_the_top_is_the_level_under_a_title():
 
 def test_what_is_not_front_or_back_matter_keeps_its_level():
     # an index with numbered headings after it is a command of a user interface, not a book's index
-    texts = ["Help", "1 Indexes", "Rename Current Index", "Delete Current Index", "2 Update", "Cross references"]
+    texts = ["Help", "1 Indexes", "Rename Current Index", "Delete Current Index", "2 Update", "2.1 Cross references"]
     points = {0: (1, True), 1: (1, True), 2: (2, True), 3: (2, True), 4: (1, True), 5: (2, True)}
     assert front_and_back_matter_as_chapters(points, texts) == points
     # untitled starts (running text that opens with the word) are not headings

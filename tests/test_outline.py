@@ -321,3 +321,15 @@ def test_a_numbered_list_inside_a_section_does_not_end_its_chapter():
     chapters = ["1. Intro", "1.1 Scope", "2. Usage", "2.1 Options", "3. Limits", "3.1 Memory"]
     out = consistent_levels({u: (1 + u % 2, True) for u in range(len(chapters))}, chapters)
     assert [lv for lv, _ in out.values()] == [1, 2, 1, 2, 1, 2]
+
+
+def test_an_appendix_sits_where_the_chapters_are():
+    texts = ["bilibili-api", "第\u00a01\u00a0章", "body", "第\u00a02\u00a0章", "2.1\u00a0特色", "body", "第\u00a03\u00a0章", "body",
+             "附录\u00a0A", "常见问题", "body"]
+    points = {0: (1, True), 1: (1, True), 3: (1, True), 4: (2, True), 6: (1, True), 8: (3, True), 9: (3, True)}
+    out = consistent_levels(points, texts)
+    assert out[8][0] == out[1][0] == out[6][0] and out[4][0] == out[1][0] + 1
+    # one "Chapter 13" line of running text is no evidence of where chapters are
+    lone = ["1. Introduction", "body", "Chapter 13: Drawing", "2. Preface", "Appendix A", "body"]
+    out = consistent_levels({0: (1, True), 2: (2, True), 3: (1, True), 4: (1, True)}, lone)
+    assert out[4][0] == 1

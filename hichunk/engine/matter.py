@@ -11,10 +11,11 @@ first heading (the title, when there is one).
 
 A name that recurs ("参考文献" closing every chapter of a thesis) is each
 chapter's own and stays where the model put it. An index counts only where no
-numbered heading follows it ("Rename Current Index" in a user interface's help
-is a command, not a book's index); a numbered one ("17 Acknowledgments",
-"Appendix D Indexes") is the numbering's to place. Model-agnostic: it reads
-unit texts and the predicted starts only.
+outline number ("2", "2.1") follows it ("Rename Current Index" in a user
+interface's help is a command, not a book's index; "Appendix A References" may
+follow one); a numbered one ("17 Acknowledgments", "Appendix D Indexes") is the
+numbering's to place. Model-agnostic: it reads unit texts and the predicted
+starts only.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ def front_and_back_matter_as_chapters(points: dict[int, tuple[int, bool]], texts
     if len(titled) < 3:
         return points
     top = min(points[u][0] for u in titled[1:])
-    numbered = {u for u in titled if heading_style(texts[u]).numbering}
+    styles = {u: heading_style(texts[u]).numbering for u in titled}
+    numbered = {u for u in titled if styles[u]}
+    outlined = [u for u in titled if styles[u] == "outline"]
     names = {u: fold(texts[u]).strip().rstrip(":").casefold() for u in titled}
     seen = Counter(names.values())
     out = dict(points)
@@ -45,6 +48,6 @@ def front_and_back_matter_as_chapters(points: dict[int, tuple[int, bool]], texts
         name = names[u]
         if u in numbered or points[u][0] <= top or seen[name] > 1:
             continue
-        if _MATTER.match(name) or (_INDEX.match(name) and not any(n > u for n in numbered)):
+        if _MATTER.match(name) or (_INDEX.match(name) and not any(n > u for n in outlined)):
             out[u] = (top, True)
     return out

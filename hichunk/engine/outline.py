@@ -22,6 +22,7 @@ level most of its members were predicted at, and then orders the groups:
 * a depth-1 number between two deeper numbers of one chapter ("1." between
   "14.3.2" and "14.3.3") is an item of a list in that section: it nests one
   level below the section;
+* appendix labels sit on the level of most chapter labels (unless parts are there);
 * in typeset documents depth-1 numbers are level 1 (the title page is their
   sibling, as in PDF outlines) unless parts sit above them;
 * the document's own top: wordless front matter (badges, a logo, contents) is a
@@ -267,6 +268,14 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
                 level[s] += shift
 
     _nest_labels(level, styles)
+
+    # an appendix is a chapter: "Appendix A" and "附录 A" go where most chapter labels ("Chapter 3", "第 3 章") are;
+    # not beside parts (a book's appendices are often the parts' siblings), nor on one lone "Chapter 13" line
+    chapters = [level[s] for s in styles.values() if s.numbering in ("word-chapter", "zh-章")]
+    if len(chapters) >= 2 and not any(s.numbering in _PART_LABELS for s in styles.values()):
+        for s in level:
+            if s.numbering == "word-appendix":
+                level[s] = _majority(chapters)
 
     out = dict(points)
     for style, units in members.items():
