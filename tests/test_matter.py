@@ -46,3 +46,12 @@ def test_references_closing_every_chapter_stay_in_their_chapters():
               6: (2, True), 7: (2, True)}
     out = front_and_back_matter_as_chapters(points, texts)
     assert out[3] == out[6] == (2, True) and out[7] == (1, True)
+
+
+def test_acknowledgements_inside_a_preface_stay_there():
+    texts = ["GNU Octave", "Preface", "Acknowledgements", "Citing Octave", "1 A Brief Introduction",
+             "1.1 Running Octave", "2 Getting Started", "Concept Index"]
+    points = {0: (1, True), 1: (2, True), 2: (3, True), 3: (3, True), 4: (2, True), 5: (3, True),
+              6: (2, True), 7: (3, True)}
+    out = front_and_back_matter_as_chapters(points, texts)
+    assert out[2] == (3, True) and out[7] == (2, True)

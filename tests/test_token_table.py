@@ -38,10 +38,13 @@ class CountingTokenizer:
 def test_counts_equal_the_tokenizers_count_on_any_span(text, data):
     tokenizer = load_tokenizer()
     table = TokenTable(text, tokenizer)
+    spans = []
     for _ in range(4):
         a = data.draw(st.integers(0, len(text) - 1))
         b = data.draw(st.integers(a, len(text)))
         assert table.count(a, b) == tokenizer.count(text[a:b]), (text, a, b)
+        spans.append((a, b))
+    assert table.span_counts(spans) == [tokenizer.count(text[a:b]) for a, b in spans]
 
 
 def test_counts_on_real_text_need_no_new_tokenisation():
@@ -53,9 +56,14 @@ def test_counts_on_real_text_need_no_new_tokenisation():
     calls = tokenizer.calls
     rng = np.random.default_rng(0)
     word_starts = [0] + [i + 1 for i, c in enumerate(text) if c in " \n"]
+    spans = []
     for _ in range(300):  # spans between word starts (as sentences and leaves are) are derived, not counted
         a, b = sorted(rng.choice(word_starts, 2, replace=False))
         assert table.count(a, b) == tokenizer.inner.count(text[a:b])
+        spans.append((int(a), int(b)))
+    calls = tokenizer.calls
+    assert table.span_counts(spans) == [tokenizer.inner.count(text[a:b]) for a, b in spans]
+    assert tokenizer.calls - calls < 300 * 0.5
     assert tokenizer.calls - calls < 300 * 0.5  # partial words (Chinese runs) are counted on their own
     for _ in range(200):  # any span
         a, b = sorted(rng.integers(0, len(text) + 1, 2))
@@ -87,3 +95,16 @@ def test_ids_only_when_kept():
     assert np.array_equal(TokenTable("a b c", tokenizer, keep_ids=True).ids, tokenizer.encode("a b c")[0])
     with pytest.raises(ValueError):
         _ = TokenTable("a b c", tokenizer).ids
+
+
+def test_a_long_text_tokenised_in_parts_gives_the_whole_texts_tokens():
+    # many parts cut after newlines, a line longer than a part, a Chinese run with no space or newline
+    text = ("Setting up the mirror list, then the keys.\n" * 600 + "word " * 9000 + "\n"
+            + "中文段落没有空格也没有换行" * 1500 + "\nend of text\n")
+    tokenizer = load_tokenizer()
+    ids, starts = tokenizer.encode(text)
+    table = TokenTable(text, tokenizer, keep_ids=True)
+    assert np.array_equal(table.ids, ids)
+    assert table.all_starts.tolist() == TokenTable(text, tokenizer).all_starts.tolist()
+    assert len(table) == tokenizer.count(text)
+    assert table.count(0, len(text)) == tokenizer.count(text)

@@ -59,9 +59,9 @@ class _Splitter:
                     out.append(pos)
         return out
 
-    def split(self, a: int, b: int, level: int = 0) -> list[tuple[int, int, int]]:
-        """Pieces (start, end, tokens) of [a, b), each within the size (tokens are estimates)."""
-        n = self.tokens(a, b)
+    def split(self, a: int, b: int, level: int = 0, n: int | None = None) -> list[tuple[int, int, int]]:
+        """Pieces (start, end, tokens) of [a, b), each within the size (tokens are estimates); ``n``: its tokens, if known."""
+        n = self.tokens(a, b) if n is None else n
         if n <= self.size:
             return [(a, b, n)]
         cuts = self.cuts(a, b, level)
@@ -70,9 +70,10 @@ class _Splitter:
             cuts = self.cuts(a, b, level)
         if not cuts:
             return [(a, b, n)]
+        spans = list(zip([a, *cuts], [*cuts, b]))
         pieces: list[tuple[int, int, int]] = []
-        for x, y in zip([a, *cuts], [*cuts, b]):
-            pieces.extend(self.split(x, y, level + 1) if level < 3 else [(x, y, self.tokens(x, y))])
+        for (x, y), m in zip(spans, self.table.span_counts(spans)):
+            pieces.extend(self.split(x, y, level + 1, m) if level < 3 else [(x, y, m)])
         return self.pack(pieces)
 
     def pack(self, pieces: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:

@@ -9,7 +9,8 @@ its window says otherwise. This pass puts a titled start named like front or
 back matter on the shallowest level of the titled starts after the document's
 first heading (the title, when there is one).
 
-A name that recurs ("参考文献" closing every chapter of a thesis) is each
+A section inside a preface ("Preface" > "Acknowledgements", as the Octave
+manual has it) stays there. A name that recurs ("参考文献" closing every chapter of a thesis) is each
 chapter's own and stays where the model put it. An index counts only where no
 outline number ("2", "2.1") follows it ("Rename Current Index" in a user
 interface's help is a command, not a book's index; "Appendix A References" may
@@ -29,6 +30,7 @@ from hichunk.textnorm import fold
 
 _MATTER = re.compile(r"^(?:preface|foreword|acknowledge?ments?|bibliography|glossary|references|"
                      r"前言|序言|致谢|致謝|参考文献|參考文獻|术语表|術語表|索引)$", re.I)
+_FRONT = re.compile(r"^(?:preface|foreword|前言|序言)$", re.I)
 _INDEX = re.compile(r"^(?:[a-z]+ ){0,3}(?:index|indices|indexes)$", re.I)
 
 
@@ -44,10 +46,18 @@ def front_and_back_matter_as_chapters(points: dict[int, tuple[int, bool]], texts
     names = {u: fold(texts[u]).strip().rstrip(":").casefold() for u in titled}
     seen = Counter(names.values())
     out = dict(points)
-    for u in titled[1:]:
+    for i, u in enumerate(titled[1:], start=1):
         name = names[u]
-        if u in numbered or points[u][0] <= top or seen[name] > 1:
+        if u in numbered or points[u][0] <= top or seen[name] > 1 or _inside_front_matter(titled[:i], u, out, names):
             continue
         if _MATTER.match(name) or (_INDEX.match(name) and not any(n > u for n in outlined)):
             out[u] = (top, True)
     return out
+
+
+def _inside_front_matter(before: Sequence[int], u: int, levels: dict[int, tuple[int, bool]], names: dict[int, str]) -> bool:
+    """True when the section ``u`` opens a part of is a preface or foreword ("Preface" > "Acknowledgements")."""
+    for p in reversed(before):
+        if levels[p][0] < levels[u][0]:
+            return bool(_FRONT.match(names[p]))
+    return False

@@ -83,10 +83,11 @@ def enforce_limit(table: TokenTable, spans: list[tuple[int, int]], limit: int) -
     out: list[tuple[int, int]] = []
     counts: list[int] = []
     carry: int | None = None
+    first_counts = table.span_counts(spans)
     for i, (a, b) in enumerate(spans):
+        n = first_counts[i] if carry is None else table.count(carry, b)
         a = carry if carry is not None else a
         carry = None
-        n = table.count(a, b)
         while n > limit:
             cut, head = longest_fitting_prefix(table, a, b, limit)
             out.append((a, cut))
