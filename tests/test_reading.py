@@ -287,3 +287,15 @@ def test_a_bookmark_title_under_a_label_line_is_placed_on_the_label():
     assert finder.find("Nowhere to be found", None) is None
     entries = [(1, "Preface", 1), (1, "Introduction", 1), (2, "Scope of it", 1), (12, "Deep", 1)]
     assert place_bookmarks(doc, entries) == {0: 1, 4: 1, 10: 2}  # unpaged lines: any page matches
+
+
+def test_appendix_bookmarks_are_placed_on_their_lettered_lines():
+    from hichunk.document.bookmarks import place_bookmarks
+
+    doc = parse_document(f"Appendix A Essential programs\n\n{BODY_EN}\nA.1 Compilers\n\n{BODY_EN}\n"
+                         f"A.2.10 Building R.app\n\n{BODY_EN}", "text")
+    # R's manuals bookmark "A Essential programs" and "Compilers" where the pages print the label and the numbers
+    entries = [(1, "A Essential programs", 1), (2, "Compilers", 1), (3, "Building R.app", 1)]
+    placed = place_bookmarks(doc, entries)
+    assert {doc.lines[i].text: level for i, level in placed.items()} == {
+        "Appendix A Essential programs": 1, "A.1 Compilers": 2, "A.2.10 Building R.app": 3}

@@ -5,7 +5,9 @@ is placed on the first line, in reading order from the previous placed
 bookmark, on its page or the next, whose text begins the title (or that the
 title begins, for titles cut at a line end), compared without case, width,
 spaces and punctuation, and with or without heading numbers on either side: an
-outline often names "Introduction" where the page prints "1.1 Introduction".
+outline often names "Introduction" where the page prints "1.1 Introduction", or
+"C Platform notes" where it prints "Appendix C Platform notes" (an appendix's
+section numbers, "A.2" or "C.3.10", count as heading numbers here).
 When the line found is a title under a label line ("Chapter 1" above
 "Introduction"), the bookmark goes on the label: the heading starts there.
 
@@ -25,12 +27,20 @@ from hichunk.document.roles import HEADING_CHARS, heading_continuation
 from hichunk.numbering import strip_heading_number
 
 _NOISE = re.compile(r"[\W_]+", re.UNICODE)
+# an appendix's section number ("A.2", "C.3.10"), which heading numbering leaves alone (a lone "A" is a word)
+_APPENDIX_NUMBER = re.compile(r"^\s*[A-Z](?:\.[0-9]{1,3})+\.?\s+(?=\S)")
+_APPENDIX_LABEL = re.compile(r"^\s*(?:appendix|附录|附錄)\s*(?=\S)", re.I)
 MIN_PREFIX = 4  # a line must give at least this much of a title to be its first line
 
 
 def norm_title(text: str) -> str:
     """A title as placement compares it: NFKC, case-folded, only letters and digits."""
     return _NOISE.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def bare_title(text: str) -> str:
+    """``norm_title`` of the text without its heading number ("1.1", "Chapter 2", "A.2")."""
+    return norm_title(_APPENDIX_NUMBER.sub("", strip_heading_number(text), count=1))
 
 
 def _begins(line: str, title: str) -> bool:
@@ -44,11 +54,12 @@ class TitleFinder:
         self.doc = doc
         self._forms: dict[int, tuple[str, str]] = {}
 
-    def _line(self, i: int) -> tuple[str, str]:
+    def _line(self, i: int) -> tuple[str, str, str]:
+        """A line as compared: whole, without its number, and without an "Appendix" word before its letter."""
         forms = self._forms.get(i)
         if forms is None:
             text = self.doc.lines[i].text
-            forms = self._forms[i] = (norm_title(text), norm_title(strip_heading_number(text)))
+            forms = self._forms[i] = (norm_title(text), bare_title(text), norm_title(_APPENDIX_LABEL.sub("", text, count=1)))
         return forms
 
     def _label_above(self, index: int) -> int:
@@ -64,7 +75,7 @@ class TitleFinder:
     def find(self, title: str, page: int | None, start: int = 0) -> int | None:
         """Index of the line where ``title``, bookmarked on ``page`` (1-based; None: anywhere), begins,
         searching from line ``start`` (rules in the module docstring)."""
-        whole, bare = norm_title(title), norm_title(strip_heading_number(title))
+        whole, bare = norm_title(title), bare_title(title)
         if not whole:
             return None
         lines = self.doc.lines
@@ -75,8 +86,8 @@ class TitleFinder:
                 return None
             if page and line_page and line_page < page:
                 continue
-            line_whole, line_bare = self._line(i)
-            if _begins(line_whole, whole) or _begins(line_bare, bare):
+            line_whole, line_bare, line_unlabelled = self._line(i)
+            if _begins(line_whole, whole) or _begins(line_bare, bare) or _begins(line_unlabelled, whole):
                 return self._label_above(i)
         return None
 
