@@ -1,30 +1,12 @@
-"""``fixed`` (C200): non-overlapping windows of N tokens, each window a leaf."""
+"""``fixed`` (C200): non-overlapping windows of at most N tokens, each window a leaf, ending between words where it can."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 from hichunk.chunkers.base import ChunkOptions, flat_tree
 from hichunk.document.model import Document
 from hichunk.token_table import PLAIN_SPACE, TokenTable
 from hichunk.tokens import cut_after_space
 from hichunk.tree.model import ChunkTree
-
-# Texts are tokenised in windows of about this many characters, cut at line
-# ends, so memory stays bounded on huge inputs.
-WINDOW_CHARS = 1 << 20
-
-
-def windows(text: str, size: int = WINDOW_CHARS) -> Iterator[tuple[int, str]]:
-    """(offset, piece) covering ``text``, cut after a newline where possible."""
-    start = 0
-    while start < len(text):
-        end = min(len(text), start + size)
-        if end < len(text):
-            nl = text.rfind("\n", start, end)
-            end = nl + 1 if nl > start else end
-        yield start, text[start:end]
-        start = end
 
 
 def fixed_cuts(table: TokenTable, size: int) -> list[int]:
