@@ -58,8 +58,10 @@ def _unsafe(c: str) -> bool:
     return c.isspace() or ord(c) in _IGNORABLE or unicodedata.category(c)[0] in "CZ" or 0xFE00 <= ord(c) <= 0xFE0F
 
 
-def _parts(text: str):
-    """(offset, part) covering ``text``, cut after newlines where there are any."""
+def _parts(text: str) -> list[tuple[int, int]]:
+    """(start, end) spans covering ``text``, cut after newlines where there are any (spans, not copies:
+    each part is sliced only while it is tokenised, so memory stays near the text's own size)."""
+    out: list[tuple[int, int]] = []
     start, n = 0, len(text)
     while start < n:
         end = min(n, start + _PART_CHARS)
@@ -75,8 +77,9 @@ def _parts(text: str):
                 end = space + 1 if space > start else cap
             else:
                 end = n
-        yield start, text[start:end]
+        out.append((start, end))
         start = end
+    return out
 
 
 def visible_starts(piece: str, starts: np.ndarray) -> np.ndarray:
@@ -114,14 +117,17 @@ class TokenTable:
         # since numpy would otherwise cast the whole array on every search
         dtype = np.int32 if len(self.text) < 2**31 else np.int64
 
-        def encode_part(part: tuple[int, str]) -> tuple[np.ndarray, np.ndarray]:
-            offset, piece = part
+        def encode_part(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray | None]:
+            offset, end = span
+            piece = self.text[offset:end]
             piece_ids, piece_starts = self.tokenizer.encode(piece)
-            return (visible_starts(piece, np.asarray(piece_starts)) + offset).astype(dtype), np.asarray(piece_ids, dtype=np.int64)
+            starts = (visible_starts(piece, np.asarray(piece_starts)) + offset).astype(dtype)
+            return starts, np.asarray(piece_ids, dtype=np.int64) if self.keep_ids else None
 
         encoded = map_in_threads(encode_part, _parts(self.text))
         starts = [np.zeros(0, dtype=dtype), *(part_starts for part_starts, _ in encoded)]
         ids = [np.zeros(0, dtype=np.int64), *(part_ids for _, part_ids in encoded)] if self.keep_ids else []
+        del encoded
         self._starts = np.concatenate(starts)
         self._ids = np.concatenate(ids) if self.keep_ids else None
 
