@@ -143,12 +143,13 @@ def test_residual_clips_first_two_and_last_three():
 # -- training, loading, predicting ------------------------------------------------------
 
 @pytest.mark.slow
-def test_tiny_training_run_end_to_end(tiny_corpus, tmp_path):
+@pytest.mark.parametrize("attention", [{}, {"attn_heads": 2, "attn_span": 4}], ids=["gru", "gru+attention"])
+def test_tiny_training_run_end_to_end(tiny_corpus, tmp_path, attention):
     from hichunk.models.encoder.model import load_encoder
     from hichunk.models.train.encoder import TrainSettings, train_encoder
 
     settings = TrainSettings(epochs=2, max_steps=4, windows=(16,), batch_lines=64, window_lines=32,
-                             net={"buckets": 1 << 10, "embed_dim": 8, "cue_dim": 8, "hidden": 16, "layers": 1})
+                             net={"buckets": 1 << 10, "embed_dim": 8, "cue_dim": 8, "hidden": 16, "layers": 1, **attention})
     cfg = train_encoder(tiny_corpus, str(tmp_path / "m"), settings, progress=False)
     assert cfg.info["steps"] == 4 and cfg.info["train_docs"] == 6
     saved = json.loads((tmp_path / "m" / "config.json").read_text())

@@ -23,13 +23,13 @@ LINES = ["1 Introduction", "Debian is a free operating system. It is made by vol
 LAYOUT = [LineLayout(blank_before=i % 3 == 0, blank_after=i % 2 == 0, size=1.2 if i == 0 else 1.0) for i in range(len(LINES))]
 
 
-def _net(features: int) -> LineLabeller:
+def _net(features: int, attn_heads: int = 0) -> LineLabeller:
     from hichunk.models.encoder.features import N_CUES
 
     torch.manual_seed(0)
     if features == 4:
         cfg = NetConfig(buckets=1 << 10, n_cues=N_CUES + N_EXTRA_CUES, hidden=16, features=4, piece_vocab=vocab_size(),
-                        piece_dim=8, sem_dim=4, rel_classes=3)
+                        piece_dim=8, sem_dim=4, rel_classes=3, attn_heads=attn_heads, attn_span=3)
     else:
         cfg = NetConfig(buckets=1 << 10, n_cues=N_CUES, hidden=16)
     net = LineLabeller(cfg)
@@ -55,9 +55,10 @@ def _torch_probs(net: LineLabeller, n_residual: int) -> np.ndarray:
         return torch.cat(parts, -1).numpy()
 
 
-@pytest.mark.parametrize("features", [3, 4])
-def test_numpy_forward_equals_torch(features):
-    net = _net(features)
+@pytest.mark.parametrize("features,attn_heads", [(3, 0), (4, 0), (4, 2)])
+def test_numpy_forward_equals_torch(features, attn_heads):
+    """The attention variant's band (3 lines each side) is narrower than the 10-line window, so the mask matters."""
+    net = _net(features, attn_heads)
     model = EncoderModel(EncoderConfig(window_lines=64, net=net.cfg.to_dict()), net.state_dict())
     for n_residual in (0, 3):
         ours = model.probabilities(LINES, n_residual, LAYOUT)

@@ -230,7 +230,10 @@ class EncoderModel:
             texts = [t.strip() for t in lines]
             cues = window_cues(texts, n_residual, layout)
         ngrams, sem = self._line_vectors(texts)
-        logits = self.net.window_logits(ngrams, np.ascontiguousarray(cues[:, : cfg.n_cues]), sem)
+        from hichunk.cores import one_blas_thread
+
+        with one_blas_thread():  # the recurrent loop is thousands of tiny products (hichunk.cores says why)
+            logits = self.net.window_logits(ngrams, np.ascontiguousarray(cues[:, : cfg.n_cues]), sem)
         head = cfg.max_level + 1
         parts = [softmax(logits[:, :head])] + ([softmax(logits[:, head:])] if cfg.rel_classes else [])
         return np.concatenate(parts, axis=1).astype(np.float32)

@@ -3,7 +3,10 @@
 A line vector is the mean of its hashed n-gram embeddings joined with a
 projection of its cues. A bidirectional GRU reads the whole window, so a line
 is judged with its neighbours (a short line followed by a long paragraph, the
-numbering of the previous heading...). The output per line is a distribution
+numbering of the previous heading...). With ``attn_heads``, one self-attention
+layer over the GRU's outputs (a band of ``attn_span`` lines each side) lets a line
+compare itself with distant lines directly: a heading's level is mostly that of
+its siblings, which can sit dozens of lines away. The output per line is a distribution
 over ``0`` (no chunk starts here) and levels ``1..max_level``, and, with
 ``rel_classes``, a second one over the level change from the previous chunk
 start (``hichunk.models.encoder.model.rel_class``):
@@ -18,7 +21,7 @@ from torch import nn
 
 from hichunk.models.encoder.net_config import SIM_SPAN, NetConfig
 
-__all__ = ["BiGRU", "LineLabeller", "NetConfig", "neighbour_similarity", "reverse_index"]
+__all__ = ["BiGRU", "LineLabeller", "NetConfig", "attention_mask", "neighbour_similarity", "reverse_index"]
 
 
 def reverse_index(lengths: list[int], max_len: int) -> torch.Tensor:
@@ -79,6 +82,17 @@ def neighbour_similarity(sem: torch.Tensor, lengths: list[int]) -> torch.Tensor:
     return torch.stack(out, dim=-1)
 
 
+def attention_mask(lengths: list[int], max_len: int, span: int) -> torch.Tensor:
+    """[batch, max_len, max_len] additive mask: 0 where line j is within ``span`` lines of line i
+    and inside its window, -inf elsewhere (a padded query row still sees itself, so no row is empty)."""
+    pos = torch.arange(max_len)
+    band = (pos.unsqueeze(0) - pos.unsqueeze(1)).abs() <= span
+    valid = pos.unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)  # [batch, key]
+    allowed = band.unsqueeze(0) & valid.unsqueeze(1)
+    allowed = allowed | torch.eye(max_len, dtype=torch.bool).unsqueeze(0)
+    return torch.zeros(allowed.shape).masked_fill(~allowed, float("-inf"))
+
+
 class LineLabeller(nn.Module):
     """Hashed-n-gram + cue (+ pretrained-piece) line encoder and a BiGRU tagger."""
 
@@ -95,6 +109,9 @@ class LineLabeller(nn.Module):
             width += cfg.sem_dim + 2
         self.proj = nn.Sequential(nn.Linear(width, cfg.hidden), nn.Tanh(), nn.Dropout(cfg.dropout))
         self.rnn = BiGRU(cfg.hidden, cfg.layers, cfg.dropout)
+        if cfg.attn_heads:
+            self.attn = nn.MultiheadAttention(2 * cfg.hidden, cfg.attn_heads, dropout=cfg.dropout, batch_first=True)
+            self.attn_norm = nn.LayerNorm(2 * cfg.hidden)
         self.out = nn.Linear(2 * cfg.hidden, cfg.max_level + 1 + cfg.rel_classes)
 
     def forward(self, ids: torch.Tensor, offsets: torch.Tensor, cues: torch.Tensor, lengths: list[int],
@@ -113,4 +130,9 @@ class LineLabeller(nn.Module):
         if self.cfg.sem_dim:
             sem = padded[..., -self.cfg.sem_dim :]
             padded = torch.cat([padded, neighbour_similarity(sem, lengths)], dim=-1)
-        return self.out(self.rnn(self.proj(padded), lengths))
+        x = self.rnn(self.proj(padded), lengths)
+        if self.cfg.attn_heads:
+            mask = attention_mask(lengths, x.shape[1], self.cfg.attn_span)
+            mask = mask.repeat_interleave(self.cfg.attn_heads, dim=0)
+            x = self.attn_norm(x + self.attn(x, x, x, attn_mask=mask, need_weights=False)[0])
+        return self.out(x)

@@ -25,6 +25,8 @@ class NetConfig:
     piece_dim: int = 512  # width of the pretrained piece table
     sem_dim: int = 0  # the pieces' mean mapped to this many dims (0: no pieces)
     ngram_drop: float = 0.0  # training only: share of lines whose n-gram vector is hidden (leans on cues and meaning)
+    attn_heads: int = 0  # > 0: self-attention over the BiGRU's outputs (a line compares itself with distant lines)
+    attn_span: int = 128  # attention reaches this many lines on each side (windows at inference are longer than in training)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -78,6 +78,23 @@ def _similarity(sem: np.ndarray) -> np.ndarray:
     return out
 
 
+def _band_attention(x: np.ndarray, a: dict[str, np.ndarray], heads: int, span: int) -> np.ndarray:
+    """``nn.MultiheadAttention`` (eval mode) over one window restricted to a band of ``span`` lines,
+    then the residual and ``LayerNorm``: ``LineLabeller``'s attention layer."""
+    n, width = x.shape
+    d = width // heads
+    qkv = x @ a["attn.in_proj_weight"].T + a["attn.in_proj_bias"]
+    q, k, v = (qkv[:, i * width : (i + 1) * width].reshape(n, heads, d).transpose(1, 0, 2) for i in range(3))
+    scores = (q / np.float32(np.sqrt(d))) @ k.transpose(0, 2, 1)  # [heads, n, n]
+    pos = np.arange(n)
+    scores = np.where(np.abs(pos[None, :] - pos[:, None]) <= span, scores, np.float32(-np.inf))
+    ctx = (softmax(scores) @ v).transpose(1, 0, 2).reshape(n, width)
+    y = x + ctx @ a["attn.out_proj.weight"].T + a["attn.out_proj.bias"]
+    mean = y.mean(axis=1, keepdims=True)
+    var = ((y - mean) ** 2).mean(axis=1, keepdims=True)
+    return (y - mean) / np.sqrt(var + np.float32(1e-5)) * a["attn_norm.weight"] + a["attn_norm.bias"]
+
+
 _TABLES = ("ngrams.weight", "sem.table")
 
 
@@ -117,6 +134,8 @@ class NumpyLabeller:
         for i in range(cfg.layers):
             x = _bigru(x, *(tuple(a[f"rnn.{d}.{i}.{p}_l0"] for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
                             for d in ("fwd", "bwd")))
+        if cfg.attn_heads:
+            x = _band_attention(x, a, cfg.attn_heads, cfg.attn_span)
         return x @ a["out.weight"].T + a["out.bias"]
 
 

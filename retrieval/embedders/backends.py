@@ -181,10 +181,10 @@ class USEEmbedder(BatchedEmbedder):
         parts = min(self.workers, len(texts))
         if parts <= 1 or self._pool is None:
             return np.asarray(self.model.encode(texts), dtype=np.float32)
-        from threadpoolctl import threadpool_limits
+        from hichunk.cores import one_blas_thread
 
         bounds = np.linspace(0, len(texts), parts + 1).astype(int)
-        with threadpool_limits(limits=1, user_api="blas"):  # what each worker's own limit restores to
+        with one_blas_thread():  # one BLAS thread per worker
             rows = list(self._pool.map(lambda ab: self.model.encode(texts[ab[0] : ab[1]]), zip(bounds, bounds[1:])))
         return np.asarray(np.concatenate(rows), dtype=np.float32)
 
