@@ -12,7 +12,9 @@ and the labelled renderings and real documents of ``hichunk corpus render``
 apart as ``pdf-real``, ``text-real``), each per language. The paper's protocol:
 heading markers are hidden from every method (explicit headings are not used;
 PDF outlines never are), and predicted chunks are scored against the true
-headings (``hichunk.bench.metrics.splits.count_tree``). Reported per group and
+headings (``hichunk.bench.metrics.splits.count_tree``; a real PDF's truth is its
+outline, complete only to its depth: starts predicted below that depth on lines it
+does not list are not scored unless ``--score-below-outlines``). Reported per group and
 method: F1_L1, F1_L2 and F1 without level with 95% bootstrap intervals over
 documents (micro-pooled counts), n, and seconds per document from the file to
 the tree (load, parse, sentences, prediction, tree; models loaded once,
@@ -48,7 +50,7 @@ from hichunk.bench.metrics.splits import SplitCounts, bootstrap_ci, count_tree
 from hichunk.bench.runners.chunk import chunk_all
 from hichunk.bench.runners.methods import parse_methods
 from hichunk.document import Document, load_document, parse_document
-from hichunk.models.train.corpus.truth import Truth, markup_truth, placed_truth
+from hichunk.models.train.corpus.truth import Truth, markup_truth, record_truth
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +138,7 @@ def rendered_documents(labels_dir: str, split: str | tuple[str, ...], kinds: set
         except HichunkError as exc:
             log.warning("%s: cannot load (%s); left out", r["id"], exc)
             continue
-        out.append(Labelled(r["id"], label_group(r), r["lang"], doc, placed_truth(doc, r["headings"]), secs,
+        out.append(Labelled(r["id"], label_group(r), r["lang"], doc, record_truth(doc, r), secs,
                             count_words(doc.clean, r["lang"]), family_of(r.get("corpus", ""))))
     return out
 
@@ -169,11 +171,14 @@ def even_sample(docs: list[Labelled], per_group: int) -> list[Labelled]:
     return out
 
 
-def evaluate(docs: list[Labelled], methods: str, progress: bool = True) -> dict[str, MethodResult]:
+def evaluate(docs: list[Labelled], methods: str, progress: bool = True,
+             below_outlines: bool = False) -> dict[str, MethodResult]:
     """Run every method over ``docs`` (through the benchmarks' one chunking runner) and count.
 
     A method whose model is a folder of fold models scores each document with the fold model
-    that never saw the document's family.
+    that never saw the document's family. A real PDF's truth is its outline, which often stops
+    above the headings its pages print: starts predicted below the outline's depth on lines it
+    does not list are not scored, unless ``below_outlines``.
     """
     from hichunk.tokens import load_tokenizer
 
@@ -191,7 +196,7 @@ def evaluate(docs: list[Labelled], methods: str, progress: bool = True) -> dict[
                 res.failures += 1
                 res.counts.append(SplitCounts(gt=Counter(item.truth.levels)))  # a failure finds nothing
             else:
-                res.counts.append(count_tree(c.tree, item.truth))
+                res.counts.append(count_tree(c.tree, item.truth, below_truth=below_outlines))
             res.seconds.append(item.load_seconds + c.seconds)
             meta = c.tree.meta if c.tree is not None else {}
             res.windows.append(int(meta.get("windows", 0)))
@@ -255,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
                     "and report the distribution over families (median, 95%% CI, worst five)")
     ap.add_argument("--per-family", type=int, default=30, metavar="N",
                     help="with --lofo: at most N documents per family, group and language (default 30)")
+    ap.add_argument("--score-below-outlines", action="store_true",
+                    help="real PDFs: also count starts predicted below the outline's deepest level on lines the "
+                    "outline does not list as false (by default they are not scored: the outline says nothing there)")
     ap.add_argument("--json", metavar="FILE", help="also write the rows and document ids here")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args(argv)
@@ -269,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
             docs = with_trained_folds(docs, args.methods)
         if not docs:
             raise HichunkError("no documents to score")
-        results = evaluate(docs, args.methods, progress=not args.quiet)
+        results = evaluate(docs, args.methods, progress=not args.quiet, below_outlines=args.score_below_outlines)
     except HichunkError as exc:
         print(f"split_eval: error: {exc}", file=sys.stderr)
         return 2
@@ -282,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"corpus": args.corpus, "labels": args.labels, "split": "all" if args.lofo else args.split,
-                       "lofo": args.lofo, "methods": args.methods, "docs": sorted(d.id for d in docs), "rows": rows,
+                       "lofo": args.lofo, "methods": args.methods, "score_below_outlines": args.score_below_outlines, "docs": sorted(d.id for d in docs), "rows": rows,
                        "families": fam_rows}, fh, indent=1, ensure_ascii=False)
     return 0
 

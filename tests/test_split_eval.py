@@ -10,7 +10,7 @@ from engine_doubles import ScriptedModel
 from hichunk.bench import split_eval
 from hichunk.bench.metrics.splits import count_tree
 from hichunk.document import parse_document
-from hichunk.models.train.corpus.truth import Truth, markup_truth, placed_truth
+from hichunk.models.train.corpus.truth import Truth, markup_truth, placed_truth, record_truth
 from hichunk.tokens import load_tokenizer
 from hichunk.tree import Boundary, build_tree
 
@@ -34,6 +34,21 @@ def test_a_heading_is_credited_once():
     tree = build_tree(doc, [Boundary(0, 1, True), Boundary(at - 1, 2), Boundary(at, 2, True)], load_tokenizer(), None, None, {})
     counts = count_tree(tree, markup_truth(doc))
     assert counts.hit_no_level == 2 and sum(counts.pred.values()) == 3  # the blank-line chunk and the heading chunk
+
+
+def test_starts_below_a_pdf_outline_are_not_scored_unless_asked():
+    """A real PDF's outline lists chapters only: a level-2 start on an unlisted line says nothing wrong;
+    an unlisted start at the outline's own depth is still false, and a listed one still a hit."""
+    doc = parse_document(TEXT, "text")
+    record = {"kind": "pdf", "real": True, "headings": [{"level": 1, "offset": 0}]}
+    truth = record_truth(doc, record)
+    assert truth.deepest == 1 and record_truth(doc, {**record, "real": False}).deepest is None
+    at1, at2 = TEXT.index("1. Install"), TEXT.index("2. Use")
+    tree = build_tree(doc, [Boundary(0, 1, True), Boundary(at1, 2, True), Boundary(at2, 1, True)], load_tokenizer(), None, None, {})
+    counts = count_tree(tree, truth)
+    assert dict(counts.pred) == {1: 2} and counts.hit_no_level == 1 and counts.hit[1] == 1
+    strict = count_tree(tree, truth, below_truth=True)
+    assert dict(strict.pred) == {1: 2, 2: 1} and strict.hit_no_level == 1
 
 
 def errors_on_first_window(settings) -> ScriptedModel:

@@ -112,20 +112,26 @@ def count_line_points(line_levels: Sequence[int], points: Iterable[tuple[int, in
     return count_splits([lv for lv in line_levels if lv], chunks)
 
 
-def count_tree(tree, truth) -> SplitCounts:
+def count_tree(tree, truth, below_truth: bool = False) -> SplitCounts:
     """Counts for one chunk tree (``hichunk.tree.ChunkTree``) against ``hichunk.models.train.corpus.truth.Truth``.
 
     A chunk's first line is the one holding its first visible character; a heading
     credits only the first chunk that opens on it (as a chunk's text must start
-    with the heading itself to be credited in the reference scorer).
+    with the heading itself to be credited in the reference scorer). Where the truth
+    lists headings only down to a level (``truth.deepest``: a PDF outline), a chunk
+    predicted below that level on a line the truth does not list is not counted,
+    unless ``below_truth`` (every chunk counts, as before that rule).
     """
     from hichunk.models.train.corpus.truth import first_visible
 
     chunks, credited = [], set()
     for s in tree.splits:
         pos = first_visible(tree.clean, s.clean_start)
-        chunks.append((truth.at.get(pos) if pos not in credited else None, s.level))
+        true_level = truth.at.get(pos) if pos not in credited else None
         credited.add(pos)
+        if true_level is None and truth.deepest is not None and s.level > truth.deepest and not below_truth:
+            continue
+        chunks.append((true_level, s.level))
     return count_splits(truth.levels, chunks)
 
 

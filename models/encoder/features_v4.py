@@ -66,8 +66,10 @@ def _shape_cues(s: str) -> tuple[float, ...]:
     )
 
 
+@lru_cache(maxsize=1 << 14)
 def _terms(text: str) -> frozenset[str]:
-    """Content words (Latin, 3+ letters) and Chinese character bigrams of a line, lower-cased."""
+    """Content words (Latin, 3+ letters) and Chinese character bigrams of a line, lower-cased (kept per line:
+    residual lines come back in the next window)."""
     low = text.lower()
     terms = set(_WORDS.findall(low))
     for run in _HAN.findall(low):

@@ -27,10 +27,16 @@ from hichunk.document.model import Document
 
 @dataclass
 class Truth:
-    """``at``: clean offset of each placed heading's first visible character -> level; ``missing``: levels not placed."""
+    """``at``: clean offset of each placed heading's first visible character -> level; ``missing``: levels not placed.
+
+    ``deepest``: where the truth lists headings only down to a level (a PDF's outline often stops at
+    sections while the pages number subsections too), that level; a predicted start below it on a line
+    the truth does not list is not scored (the truth says nothing about those lines).
+    """
 
     at: dict[int, int] = field(default_factory=dict)
     missing: list[int] = field(default_factory=list)
+    deepest: int | None = None
 
     @property
     def levels(self) -> list[int]:
@@ -71,7 +77,15 @@ def placed_truth(doc: Document, headings: list[dict]) -> Truth:
     return truth
 
 
+def record_truth(doc: Document, item: dict) -> Truth:
+    """The placed truth of a ``labels.jsonl`` record; a real PDF's (its outline) is complete only to its depth."""
+    truth = placed_truth(doc, item["headings"])
+    if item.get("real") and item["kind"] == "pdf" and item["headings"]:
+        truth.deepest = max(int(h["level"]) for h in item["headings"])
+    return truth
+
+
 def load_labelled(item: dict, root: str) -> tuple[Document, Truth]:
     """A ``labels.jsonl`` record's document (loaded as a user would load the file) and its placed truth."""
     doc = load_document(os.path.join(root, item["path"]))
-    return doc, placed_truth(doc, item["headings"])
+    return doc, record_truth(doc, item)
