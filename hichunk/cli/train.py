@@ -22,10 +22,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--family-cap", type=int, metavar="N",
                    help="at most N training documents per family and input kind (default: no cap)")
     p.add_argument("--epochs", type=int, help="passes over the training documents (default: the shipped recipe)")
-    p.add_argument("--recipe", choices=("v3", "v4", "v5"), default="v4",
-                   help="network and features: v4 (default: normalised reading, pretrained multilingual subword "
-                   "pieces, overlap and shape cues), v5 (v4 plus self-attention over the window's lines) "
-                   "or v3 (hashed n-grams and cues)")
+    p.add_argument("--recipe", choices=("v3", "v4", "v5"), default="v5",
+                   help="network and features: v5 (default, as shipped: v4 plus self-attention over the window's "
+                   "lines), v4 (normalised reading, pretrained multilingual subword pieces, overlap and shape "
+                   "cues) or v3 (hashed n-grams and cues)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0, as shipped)")
     p.add_argument("--max-docs", type=int, help="use only the first N documents of each split (quick runs)")
     p.add_argument("--max-steps", type=int, help="stop after N optimiser steps (quick runs)")

@@ -51,7 +51,7 @@ RECIPES: dict[str, dict] = {
     "v4": {"hidden": 64, "features": 4, "sem_dim": 32, "ngram_drop": 0.2},
     "v5": {"hidden": 64, "features": 4, "sem_dim": 32, "ngram_drop": 0.2, "attn_heads": 4, "attn_span": 128},
 }
-DEFAULT_RECIPE = "v4"
+DEFAULT_RECIPE = "v5"
 
 
 @dataclass
