@@ -8,7 +8,7 @@ import pytest
 from engine_doubles import ScriptedModel
 
 from hichunk.engine import EngineSettings, infer_points
-from hichunk.engine.outline import consistent_levels, heading_style
+from hichunk.engine.outline import consistent_levels, heading_style, title_shaped
 from hichunk.models.prompt import format_answer
 from hichunk.protocol import ChunkStart, LineLayout
 
@@ -177,6 +177,54 @@ def test_untitled_front_matter_is_a_sibling_of_the_top_headings():
     assert [out[u][0] for u in (3, 6, 9)] == [1, 2, 1]
     opens_with_title = {0: (1, True), 3: (2, True), 6: (3, True)}
     assert consistent_levels(opens_with_title, ["My tool"] + texts[1:]) == opens_with_title
+
+
+def test_a_markup_line_opening_the_document_is_no_title_and_no_parent_of_the_headings():
+    """A README opening with ``<div align="right">``: the model started a level-1 chunk there and hung the
+    title under it; markup names nothing, so it is front matter beside the top headings."""
+    texts = ['<div align="right">', '<a href="https://example.org"><img alt="" src="logo.svg"></a>', "</div>", "", "1. NexT",
+             "body", "1.1 Preview", "body", "1.2 Install", "body"]
+    assert not title_shaped(texts[0]) and not title_shaped("![logo](logo.png) <br>")
+    assert title_shaped("2.3.1") and title_shaped("<b>Install</b>")  # numbers alone still title (changelog versions)
+    points = {0: (1, False), 4: (2, True), 6: (3, True), 8: (3, True)}  # the engine takes the title off the markup
+    out = consistent_levels(points, texts)
+    assert [out[u][0] for u in (0, 4, 6, 8)] == [1, 1, 2, 2]
+
+
+@pytest.mark.parametrize("top, middle", [("{roman}. Distributions", "{letter}. Files"), ("{zh}、总体要求", "（{zh}）工作范围")])
+def test_plain_numbers_restarting_under_each_letter_or_paren_heading_nest_below_it(top, middle):
+    """Harvard outlines (I. > A. > 1.) and Chinese reports (一、 > （一） > 1.) number their third level plainly."""
+    zh = "一二三"
+    texts, points = [], {}
+    for n in (1, 2):
+        points[len(texts)] = (1, True)
+        texts += [top.format(roman="I" * n, zh=zh[n - 1]), "body"]
+        for k in (1, 2):
+            points[len(texts)] = (2, True)
+            texts += [middle.format(letter="AB"[k - 1], zh=zh[k - 1]), "body"]
+            for i in (1, 2, 3):
+                points[len(texts)] = (2, True)  # the windows put the items beside their section
+                texts += [f"{i}. Step {i}", "body"]
+    out = consistent_levels(points, texts)
+    assert [out[u][0] for u in sorted(out)] == ([1] + [2, 3, 3, 3] * 2) * 2
+
+
+def test_chinese_enumerations_restarting_under_each_section_label_nest_below_it():
+    texts, points = [], {}
+    for zh in "一二三":
+        points[len(texts)] = (2, True)
+        texts += [f"第{zh}节 接口", "正文。"]
+        for k in "一二":
+            points[len(texts)] = (2, True)
+            texts += [f"{k}、def get_info()", "正文。"]
+    out = consistent_levels(points, texts)
+    assert [out[u][0] for u in sorted(out)] == [1, 2, 2] * 3
+
+
+def test_plain_numbers_that_only_continue_past_a_letter_heading_keep_their_level():
+    texts = ["1. Intro", "body", "A. Note", "body", "2. Usage", "body", "3. More", "body", "4. End", "body"]
+    points = {0: (1, True), 2: (2, True), 4: (1, True), 6: (1, True), 8: (1, True)}
+    assert consistent_levels(points, texts) == points
 
 
 def test_a_larger_heading_after_the_first_numbered_one_is_a_part_above_the_numbers():

@@ -122,14 +122,22 @@ def title_shaped(text: str, layout: LineLayout | None = None) -> bool:
 
     A model may start a chunk at body text (a paragraph that opens a topic);
     such a chunk has no title, so body text never enters a breadcrumb. A
-    question on a line of its own is a title (FAQs are made of them).
+    question on a line of its own is a title (FAQs are made of them). Nor is
+    markup a title: a line of nothing but HTML tags, images or addresses
+    (``<div align="right">`` above a README's badges) may open a chunk, but it
+    names nothing, and front matter made of it stays beside the top headings.
     """
     s = fold(text).strip()
-    if not s or len(s) > HEADING_CHARS:
+    if not s or len(s) > HEADING_CHARS or _only_markup(s):
         return False
     if layout is not None and not (layout.starts_line and layout.ends_line):
         return False
     return not (s.endswith(_SENTENCE_END) and _word_count(s) > 8)
+
+
+def _only_markup(text: str) -> bool:
+    """Whether nothing alphanumeric is left once tags, images and addresses are removed ("2.3.1" is left)."""
+    return not any(c.isalnum() for c in _TAG_OR_URL.sub(" ", _IMAGE.sub(" ", text)))
 
 
 def _word_count(text: str) -> int:
@@ -268,6 +276,7 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
                 level[s] += shift
 
     _nest_labels(level, styles)
+    _nest_restarting_numbers(level, styles, texts)
 
     # an appendix is a chapter: "Appendix A" and "附录 A" go where most chapter labels ("Chapter 3", "第 3 章") are;
     # not beside parts (a book's appendices are often the parts' siblings), nor on one lone "Chapter 13" line
@@ -374,7 +383,7 @@ def _nest_outline_depths(level: dict[Style, int], styles: dict[int, Style], text
 
 
 # label hierarchies: 部分 / 篇 above 章 above 节 above 条; Part above Chapter above Section; 一、 above （一）;
-# "I." above "A." (outline letters)
+# "I." above "A." (outline letters); numbers that restart under another style's headings: ``_nest_restarting_numbers``
 _LABEL_RANKS = {"zh-卷": 0, "zh-部分": 1, "zh-部": 1, "zh-篇": 1, "zh-编": 1, "zh-編": 1, "zh-章": 2, "zh-节": 3,
                 "zh-節": 3, "zh-条": 4, "zh-條": 4, "zh-款": 5, "word-volume": 0, "word-book": 0, "word-part": 1,
                 "word-chapter": 2, "word-section": 3, "zh-enum": 10, "zh-paren": 11, "roman": 20, "letter": 21}
@@ -394,6 +403,72 @@ def _nest_labels(level: dict[Style, int], styles: dict[int, Style]) -> None:
     above = {r: q for q, r in zip(ranks, ranks[1:]) if r // 10 == q // 10}  # within one hierarchy
     after = {r: [u > first[above[r]] for u in styles if _LABEL_RANKS.get(styles[u].numbering) == r] for r in above}
     _chain_levels(level, styles, lambda s: _LABEL_RANKS.get(s.numbering), above.get, lambda r: after.get(r, []))
+
+
+# numberings that count 1, 2, 3 (or 一, 二; A, B; I, II; ①, ②) and may restart under each heading of another style
+_SEQUENCE_STYLES = {"outline", "decimal", "zh-enum", "zh-paren", "paren", "letter", "roman", "circled"}
+_SEQUENCE_TOKEN = re.compile(r"^\s*\(?\s*([0-9]{1,3}|[零〇一二三四五六七八九十百两]+|[A-Za-z]+|[\u2460-\u2473\u2776-\u277f])")
+_ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+
+
+def _sequence_number(style: Style, text: str) -> int | None:
+    """The count a sequence-numbered heading carries ("3." 3, "（三）" 3, "C." 3, "III." 3, "③" 3), else None."""
+    if style.numbering not in _SEQUENCE_STYLES or (style.numbering == "outline" and style.depth != 1):
+        return None
+    m = _SEQUENCE_TOKEN.match(fold(text))
+    if not m:
+        return None
+    token = m.group(1)
+    if token.isdigit() and token.isascii():
+        return int(token)
+    if style.numbering == "circled":
+        code = ord(token)
+        return code - 0x245F if code <= 0x2473 else code - 0x2775
+    if style.numbering == "roman":
+        values = [_ROMAN.get(c.lower(), 0) for c in token]
+        return sum(-v if k + 1 < len(values) and v < values[k + 1] else v for k, v in enumerate(values)) or None
+    if style.numbering == "letter" and len(token) == 1:
+        return ord(token.upper()) - 64
+    return _zh_number(token) if not token.isascii() else None
+
+
+def _nest_restarting_numbers(level: dict[Style, int], styles: dict[int, Style], texts: Sequence[str]) -> None:
+    """Numbers that count from 1 again under each heading of another style are that style's items.
+
+    Reports and outlines number their third rank plainly: "一、" > "（一）" > "1.",
+    "I." > "A." > "1.", "第一节" > "一、". When most headings of a sequence-numbered
+    style carry the count of their style since the last heading of another
+    style (restarting at 1 under two or more of them, or under one that comes
+    again after the run: "F." with "1." to "9.", then "G."), they sit one level
+    below it; the windows often put them beside it. Plain numbers with deeper
+    outline numbers in the document ("1." over "1.1") head their own outline and
+    are left to the outline rules.
+    """
+    numbers = {u: n for u, st in styles.items() if (n := _sequence_number(st, texts[u])) is not None}
+    deep_outline = any(st.numbering == "outline" and st.depth > 1 for st in styles.values())
+    units: dict[Style, list[int]] = defaultdict(list)
+    for u in sorted(styles):
+        units[styles[u]].append(u)
+    for child in sorted({styles[u] for u in numbers}, key=lambda st: (level[st], st.numbering, st.depth)):
+        if child.numbering == "outline" and deep_outline:
+            continue
+        parents = []
+        for parent in (st for st in units if st != child):
+            evidence, restarts, since, last_parent, last_child = [], 0, None, -1, -1
+            for u in sorted(units[parent] + [u for u in units[child] if u in numbers]):
+                if styles[u] == parent:
+                    since, last_parent = 0, u
+                else:
+                    evidence.append(since is not None and numbers[u] == since + 1)
+                    restarts += since == 0 and numbers[u] == 1
+                    since = None if since is None else since + 1
+                    last_child = u
+            if _most(evidence) and (restarts >= 2 or (restarts == 1 and last_parent > last_child)):
+                parents.append(parent)
+        if parents:
+            parent = max(parents, key=lambda st: level[st])  # the nearest rank above: the deepest that qualifies
+            if level[child] <= level[parent]:
+                level[child] = level[parent] + 1
 
 
 def _chain_levels(level: dict[Style, int], styles: dict[int, Style], rank_of, parent_of, evidence) -> None:
