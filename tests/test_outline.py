@@ -381,3 +381,50 @@ def test_an_appendix_sits_where_the_chapters_are():
     lone = ["1. Introduction", "body", "Chapter 13: Drawing", "2. Preface", "Appendix A", "body"]
     out = consistent_levels({0: (1, True), 2: (2, True), 3: (1, True), 4: (1, True)}, lone)
     assert out[4][0] == 1
+
+
+def _typeset_labels(chapter: str) -> tuple[list[str], list[LineLayout]]:
+    """A typeset manual: a title page, then chapter labels over outline-numbered sections, then a licence."""
+    title, label, section = LineLayout(size=1.7), LineLayout(size=2.5, bold=True), LineLayout(size=1.45, bold=True)
+    texts, layouts = ["Developer Manual V2.9", "body"], [title, LineLayout()]
+    for c in (1, 2, 3):
+        texts += [chapter.format(c), "body", f"{c + 1}.1 Section", "body"]  # "2.1" under "Chapter 1": no label opens it
+        layouts += [label, LineLayout(), section, LineLayout()]
+    return texts, layouts
+
+
+@pytest.mark.parametrize("chapter", ["Chapter {} Introduction", "第 {} 章 简介", "第 {} 节 简介"])
+def test_typeset_chapter_labels_are_siblings_of_the_title_page(chapter):
+    """In a PDF the title page is no chapter's parent: chapter labels ("Chapter 1", "第 1 章", an article's
+    "第 1 节") go on level 1, as the book's outline has them, with their sections one below."""
+    texts, layouts = _typeset_labels(chapter)
+    points = {u: (2 if "." not in t else 3, True) for u, t in enumerate(texts) if t != "body"} | {0: (1, False)}
+    out = consistent_levels(points, texts, layouts)
+    assert [out[u][0] for u in range(2, len(texts), 4)] == [1, 1, 1]
+    assert [out[u][0] for u in range(4, len(texts), 4)] == [2, 2, 2]
+    # in plain text (no typography) the rule does not apply
+    assert consistent_levels(points, texts)[2][0] == 2
+
+
+def test_typeset_chapter_labels_stay_below_an_opening_part_and_beside_their_peers():
+    texts, layouts = _typeset_labels("Chapter {} Introduction")
+    texts[0], layouts[0] = "Part I Configuration", LineLayout(size=2.8, bold=True)
+    points = {u: (2 if "." not in t else 3, True) for u, t in enumerate(texts) if t != "body"} | {0: (1, True)}
+    out = consistent_levels(points, texts, layouts)
+    assert out[0][0] == 1 and [out[u][0] for u in range(2, len(texts), 4)] == [2, 2, 2]
+    # labels with unnumbered headings on their own level are no evidence of the top: left as they are
+    texts, layouts = _typeset_labels("Chapter {} Introduction")
+    texts[4] = "Getting the sources"
+    points = {u: (2, True) for u, t in enumerate(texts) if t != "body"} | {0: (1, False)}
+    out = consistent_levels(points, texts, layouts)
+    assert [out[u][0] for u in range(2, len(texts), 4)] == [2, 2, 2]
+
+
+def test_a_typeset_appendix_goes_beside_the_numbered_chapters():
+    title, chapter = LineLayout(size=1.7), LineLayout(size=1.6, bold=True)
+    texts = ["Essay on engraving", "body", "1 Engraving", "body", "2 Software", "body", "3 Examples", "body",
+             "Appendix A GNU Free Documentation License", "body"]
+    layouts = [title, LineLayout(), chapter, LineLayout(), chapter, LineLayout(), chapter, LineLayout(), chapter, LineLayout()]
+    points = {0: (1, True), 2: (2, True), 4: (2, True), 6: (2, True), 8: (3, True)}
+    out = consistent_levels(points, texts, layouts)
+    assert [out[u][0] for u in (2, 4, 6, 8)] == [1, 1, 1, 1]

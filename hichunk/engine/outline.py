@@ -500,25 +500,27 @@ def _chain_levels(level: dict[Style, int], styles: dict[int, Style], rank_of, pa
 
 
 def _typeset_top_level(points: dict[int, tuple[int, bool]], styles: dict[int, Style]) -> dict[int, tuple[int, bool]]:
-    """In a typeset document, top-level outline numbers ("1", "2", ...) are level 1, unless a part is above them.
+    """In a typeset document, the chapters are level 1, unless a part is above them.
 
     A typeset document's title page is not a section: PDF outlines and the
     tables of contents of typeset books start at the first chapter or section,
     so the opening chunk (title, authors, abstract) is a sibling of "1 Introduction",
-    not its parent. Applies when at least two depth-1 headings exist. Titled
-    starts among them labelled "Part", or two or more set in a larger font
-    (the opening title aside), are parts: they go one level above the numbers
-    instead, and nothing is shifted; so does a start already above them.
+    not its parent. The chapters are the top-level outline numbers ("1", "2", ...)
+    when at least two exist, else the chapter labels ("Chapter 1", "第 1 章"; "第 1 节"
+    where a document has no 章: an article's sections) when at least two exist.
+    Titled starts among them labelled "Part" (the opening one too), or two or more set in a
+    larger font (the opening title aside), are parts: they go one level above the chapters
+    instead, and nothing is shifted; so does a start already above them. Chapter labels
+    with other headings on their own level are left alone. Appendix labels after the first
+    chapter go on the chapters' level.
     """
-    top = sorted(u for u, s in styles.items() if s.numbering == "outline" and s.depth == 1 and u in points)
-    if len(top) < 2:
+    top = _typeset_chapters(points, styles)
+    if not top:
         return points
     level, size = points[top[0]][0], max(styles[u].size for u in top)
-    if any(s.numbering == "outline" and s.depth > 1 and s.size > size for s in styles.values()):
-        return points  # "2.1" set larger than "1.": those numbers are a list or an appendix's, not the chapters
     opening = min(points)
     bigger = [u for u in styles if opening < u < top[-1] and u not in top and styles[u].size > size]
-    parts = [u for u in styles if opening < u < top[-1] and styles[u].numbering in _PART_LABELS]
+    parts = [u for u in styles if opening <= u < top[-1] and styles[u].numbering in _PART_LABELS]
     parts += bigger if len(bigger) >= 2 else []
     later = [u for u in points if u > top[0] and points[u][1] and u not in top]
     if parts or any(points[u][0] < level for u in later):
@@ -526,7 +528,32 @@ def _typeset_top_level(points: dict[int, tuple[int, bool]], styles: dict[int, St
         for u in parts:
             out[u] = (max(1, min(out[u][0], level - 1)), True)
         return out
-    return {u: (max(1, lv - level + 1), title) for u, (lv, title) in points.items()}
+    if styles[top[0]].numbering != "outline" and any(points[u][0] == level for u in later):
+        return points  # labels beside other headings ("第 1 节" beside "2.1") are no evidence of the top
+    out = {u: (max(1, lv - level + 1), title) for u, (lv, title) in points.items()}
+    for u in later:  # an appendix is a chapter: "Appendix A GNU Free Documentation License" beside "9 Issues"
+        if styles.get(u, Style()).numbering == "word-appendix":
+            out[u] = (1, True)
+    return out
+
+
+_CHAPTER_LABELS = ({"word-chapter", "zh-章"}, {"zh-节", "zh-節"})  # 节 heads the document only where it has no 章
+
+
+def _typeset_chapters(points: dict[int, tuple[int, bool]], styles: dict[int, Style]) -> list[int]:
+    """The units of a typeset document's chapters: two or more depth-1 outline numbers, else two or more
+    chapter labels of the shallowest kind present; none when neither is there. Depth-1 numbers set smaller
+    than deeper ones ("2.1" larger than "1.") are a list or a licence appendix's clauses, not chapters."""
+    outline = sorted(u for u, s in styles.items() if s.numbering == "outline" and s.depth == 1 and u in points)
+    if len(outline) >= 2:
+        size = max(styles[u].size for u in outline)
+        if not any(s.numbering == "outline" and s.depth > 1 and s.size > size for s in styles.values()):
+            return outline
+    for kinds in _CHAPTER_LABELS:
+        labels = sorted(u for u, s in styles.items() if s.numbering in kinds and u in points)
+        if labels:
+            return labels if len(labels) >= 2 else []
+    return []
 
 
 def _opening_title_above(points: dict[int, tuple[int, bool]], styles: dict[int, Style], texts: Sequence[str],
