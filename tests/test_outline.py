@@ -428,3 +428,28 @@ def test_a_typeset_appendix_goes_beside_the_numbered_chapters():
     points = {0: (1, True), 2: (2, True), 4: (2, True), 6: (2, True), 8: (3, True)}
     out = consistent_levels(points, texts, layouts)
     assert [out[u][0] for u in (2, 4, 6, 8)] == [1, 1, 1, 1]
+
+
+def test_an_untitled_opening_is_no_parent_of_the_headings():
+    """A preamble that names nothing (a sentence, badges, hard-wrapped HTML, a contents block) opens the
+    document untitled: it is a sibling of the top headings, not their parent, even when it says something."""
+    body = ["", "Chapter 1 Getting started", "", "1.1 Sources", "body", "1.2 Building", "body", "Chapter 2 Usage", "body"]
+    points = {2: (2, True), 4: (3, True), 6: (3, True), 8: (2, True)}  # the windows hung everything under the preamble
+    preambles = [
+        ["Xmaxima is a graphical interface for Maxima, written in Tcl/Tk, with a console and a browser."],
+        ['<p align="center"><a', 'href="https://www.github.com/theajack/cnchar/stargazers"', 'target="_black"><img',
+         'alt="stars" /></a></p>', "A library for Chinese characters, with pinyin and strokes."],
+    ]
+    for preamble in preambles:
+        texts = preamble + body
+        shift = len(preamble) - 1
+        out = consistent_levels({u + shift: v for u, v in points.items()}, texts)
+        assert [out[u + shift][0] for u in sorted(points)] == [1, 2, 2, 1], preamble
+    # a first line that may be the title the model missed keeps the tree as the model gave it
+    titled = ["Getting started with zsh"] + body
+    assert [consistent_levels(points, titled)[u][0] for u in sorted(points)] == [2, 3, 3, 2]
+    # so does a missed heading numbered above the headings ("1. NodeJieba" over "1.1", "1.2")
+    numbered = ["[![Build Status](https://ci.example/badge.svg)](https://ci.example)", "1. NodeJieba", "",
+                "1.1 Introduction", "body", "1.2 Install", "body"]
+    points = {3: (2, True), 5: (2, True)}
+    assert [consistent_levels(points, numbered)[u][0] for u in (3, 5)] == [2, 2]

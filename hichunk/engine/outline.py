@@ -136,8 +136,9 @@ def title_shaped(text: str, layout: LineLayout | None = None) -> bool:
 
 
 def _only_markup(text: str) -> bool:
-    """Whether nothing alphanumeric is left once tags, images and addresses are removed ("2.3.1" is left)."""
-    return not any(c.isalnum() for c in _TAG_OR_URL.sub(" ", _IMAGE.sub(" ", text)))
+    """Whether nothing alphanumeric is left once tags, images and addresses are removed ("2.3.1" is left);
+    on a line of a hard-wrapped file a tag may begin or end off the line (``<p align="center"><a``)."""
+    return not any(c.isalnum() for c in _TAG_PIECE.sub(" ", _TAG_OR_URL.sub(" ", _IMAGE.sub(" ", text))))
 
 
 def _word_count(text: str) -> int:
@@ -570,7 +571,7 @@ def _opening_title_above(points: dict[int, tuple[int, bool]], styles: dict[int, 
     a sibling of their top headings.
     """
     first = min((u for u, (_, title) in points.items() if title), default=None)
-    if first is None or (first and not any(_has_words(texts[u], layouts[u] if layouts else None) for u in range(first))):
+    if first is None or (first and not _has_words(texts[:first], layouts)):
         return points
     level, numbering = points[first][0], styles.get(first, Style()).numbering
     others = [u for u, (lv, title) in points.items() if u > first and title]
@@ -587,21 +588,28 @@ def _opening_title_above(points: dict[int, tuple[int, bool]], styles: dict[int, 
 
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_TAG_OR_URL = re.compile(r"<[^>]*>|https?://\S+")
+_TAG_OR_URL = re.compile(r"<[A-Za-z/!][^<>]*>|https?://\S+")  # a tag may run over lines: "<img\nsrc=...>"
+_TAG_PIECE = re.compile(r"<[A-Za-z/!][^<>]*$|^[^<>]*[\"']\s*/?>|^\s*/?>")  # the part of a tag on a line where it begins or ends
 
 
 _BULLET = re.compile(r"^\s*[-*+\u2022]\s+")
 
 
-def _has_words(text: str, layout: LineLayout | None) -> bool:
-    """Whether a line says something: words left once markup, badges and links are removed, no TOC or aside
-    role, and more than a navigation entry ("- Table of Contents", "- Next Chapter": a bullet of a few words)."""
-    if layout is not None and layout.role:
-        return False
-    words = _TAG_OR_URL.sub(" ", _LINK.sub(r"\1", _IMAGE.sub(" ", text)))  # a badge is an image in a link
-    if (bullet := _BULLET.match(words)) and _word_count(words[bullet.end():]) <= 4:
-        return False
-    return any(c.isalpha() for c in words)
+def _has_words(texts: Sequence[str], layouts: Sequence[LineLayout] | None) -> bool:
+    """Whether lines say something: words left once markup, badges and links are removed, no TOC or aside
+    role, and more than a navigation entry ("- Table of Contents", "- Next Chapter": a bullet of a few words).
+
+    Markup is removed from the lines joined, so a tag that a hard-wrapped file breaks over lines
+    (``<p align="center"><a`` / ``href="..."><img`` / ``alt="stars" /></a>``) is still markup.
+    """
+    kept = [t for i, t in enumerate(texts) if not (layouts is not None and layouts[i].role)]
+    joined = _TAG_OR_URL.sub(" ", _LINK.sub(r"\1", _IMAGE.sub(" ", "\n".join(kept))))  # a badge is an image in a link
+    for words in joined.split("\n"):
+        if (bullet := _BULLET.match(words)) and _word_count(words[bullet.end():]) <= 4:
+            continue
+        if any(c.isalpha() for c in words):
+            return True
+    return False
 
 
 def _front_matter_beside_the_top(points: dict[int, tuple[int, bool]], texts: Sequence[str],
@@ -614,13 +622,29 @@ def _front_matter_beside_the_top(points: dict[int, tuple[int, bool]], texts: Seq
     instead the shallowest titled starts move up to level 1 and the rest with them.
     """
     first = min((u for u, (_, title) in points.items() if title), default=None)
-    if not first or any(_has_words(texts[u], layouts[u] if layouts else None) for u in range(first)):
+    if not first or (_has_words(texts[:first], layouts) and (_may_be_a_title(texts[0], layouts[0] if layouts else None)
+                                                             or _opens_the_numbers(points, texts, layouts, first))):
         return points
     titled = [lv for u, (lv, title) in points.items() if title]
     shift = min(titled) - 1
     if shift <= 0:
         return points
     return {u: (max(1, lv - shift), title) for u, (lv, title) in points.items()}
+
+
+def _may_be_a_title(text: str, layout: LineLayout | None) -> bool:
+    """Whether a document's first line could be its title (a short standalone line, not a TOC or aside line)."""
+    return not (layout is not None and layout.role) and title_shaped(text, layout)
+
+
+def _opens_the_numbers(points: dict[int, tuple[int, bool]], texts: Sequence[str], layouts: Sequence[LineLayout] | None,
+                       first: int) -> bool:
+    """Whether a line before the first titled start is numbered above every titled start ("1. NodeJieba" over
+    "1.1", "1.2"): a heading the model missed, the parent of what follows, not front matter."""
+    depths = [heading_style(texts[u]).depth for u, (_, title) in points.items() if title]
+    top = min((d for d in depths if d), default=0)
+    return top > 1 and any(heading_style(texts[u]).depth and heading_style(texts[u]).depth < top
+                           and _may_be_a_title(texts[u], layouts[u] if layouts else None) for u in range(first))
 
 
 _PART_LABELS = {"word-part", "word-book", "word-volume", "zh-部分", "zh-部", "zh-篇", "zh-编", "zh-編", "zh-卷"}
