@@ -453,3 +453,15 @@ def test_an_untitled_opening_is_no_parent_of_the_headings():
                 "1.1 Introduction", "body", "1.2 Install", "body"]
     points = {3: (2, True), 5: (2, True)}
     assert [consistent_levels(points, numbered)[u][0] for u in (3, 5)] == [2, 2]
+
+
+def test_faq_questions_are_siblings():
+    """Questions of one FAQ list do not nest under each other, however the windows drifted (2, 3, 4)."""
+    texts = ["How to get things to work", "body", "Why does $var not split?", "body", "In which file do I put it?",
+             "body", "How do I get a newline in my prompt?", "body", "Options", "body", "What does -x do?", "body"]
+    points = {0: (1, True), 2: (2, True), 4: (3, True), 6: (4, True), 8: (2, True), 10: (3, True)}
+    out = consistent_levels(points, texts)
+    assert [out[u][0] for u in (2, 4, 6)] == [2, 2, 2]
+    assert out[10][0] == 3  # a question under another kind of heading keeps its level
+    assert consistent_levels({0: (1, True), 2: (2, True), 4: (2, True)}, ["重要问题？", "body", "什么是 TeX？", "body",
+                                                                           "如何安装？"])[4][0] == 2

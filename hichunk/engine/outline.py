@@ -228,6 +228,7 @@ def _monotone(groups: list[tuple[float, int]]) -> list[float]:
 def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
                       layouts: Sequence[LineLayout] | None = None) -> dict[int, tuple[int, bool]]:
     """``points`` (unit -> (level, title)) with the levels of titled starts made consistent by style."""
+    points = _questions_beside_questions(points, texts)
     styles: dict[int, Style] = {}
     for unit, (_, title) in points.items():
         if title:
@@ -296,6 +297,28 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
     else:
         out = _opening_title_above(out, styles, texts, layouts)
     return _without_level_gaps(_front_matter_beside_the_top(_nest_items(out, items), texts, layouts))
+
+
+def _questions_beside_questions(points: dict[int, tuple[int, bool]], texts: Sequence[str]) -> dict[int, tuple[int, bool]]:
+    """A question heading is never the parent of the next question: an FAQ's entries are siblings.
+
+    A windowed model reading a long FAQ with its markers hidden may put each question a little
+    deeper than the one before (levels 2, 3, 4 for entries of one list); a titled question
+    right after another titled question (no other heading between) takes at most its level.
+    """
+    out = dict(points)
+    previous: int | None = None  # level of the last titled start when it was a question
+    for unit in sorted(points):
+        level, title = out[unit]
+        if not title:
+            continue
+        if fold(texts[unit]).rstrip().endswith("?"):
+            if previous is not None and level > previous:
+                out[unit] = (level := previous, True)
+            previous = level
+        else:
+            previous = None
+    return out
 
 
 def _outline_parts(text: str) -> tuple[str, ...]:
