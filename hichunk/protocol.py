@@ -108,6 +108,16 @@ class SplitPointModel(Protocol):
         """Chunk starts for one window; raise ``ParseError`` for an answer that cannot be read."""
         ...
 
+@runtime_checkable
+class OutlineReader(Protocol):
+    """A split-point model that also reads a document's whole outline once its windows are done."""
+
+    def outline_levels(self, points: dict[int, tuple[int, bool]], texts: Sequence[str],
+                       layout: Sequence[LineLayout] | None) -> dict[int, tuple[int, bool]]:
+        """``points`` (unit -> (level, title)) with the levels of titled starts as the whole outline shows them."""
+        ...
+
+
 def render_line(number: int, sentence: str) -> str:
     """One numbered input line, newline included (the engine counts tokens of exactly this)."""
     return f"{number} @ {sentence}\n"

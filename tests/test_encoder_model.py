@@ -7,9 +7,9 @@ import random
 
 import numpy as np
 import pytest
+from tiny_corpus import doc_markdown, write_tiny_corpus
 
 from hichunk.models.encoder.features import N_CUES, N_TEXT_CUES, featurize, hash_ngrams, numbering_key, outline_depth
-from hichunk.models.train.corpus.corpus import CorpusDoc
 from hichunk.models.train.samples import (
     IGNORE,
     LabelledDoc,
@@ -25,30 +25,9 @@ from hichunk.protocol import SplitPointModel, Window
 torch = pytest.importorskip("torch")
 
 
-def _doc_md(i: int, zh: bool = False) -> str:
-    if zh:
-        body = "这是正文的一句话，用来说明这个部分的内容。" * 3
-        return (f"# 文档{i}\n\n{body}\n\n## 第一章 总则\n\n{body}\n\n### （一）范围\n\n{body}\n\n"
-                f"## 第二章 使用\n\n{body}\n\n{body}\n")
-    body = "This paragraph explains the section in some detail. It has a second sentence too."
-    return (f"# Document {i}\n\n{body}\n\n## 1. Install\n\n{body}\n\n### 1.1 Requirements\n\n{body}\n\n"
-            f"## 2. Usage\n\n{body}\n\n{body}\n")
-
-
-def _cdoc(i: int, zh: bool = False) -> CorpusDoc:
-    md = _doc_md(i, zh)
-    return CorpusDoc(id=f"tiny/{i}", corpus="tiny", lang="zh" if zh else "en", title=f"d{i}", source=f"{i}.md",
-                     markdown=md, n_words=len(md.split()), n_chars=len(md), n_headings=4, max_depth=3, format="markdown")
-
-
 @pytest.fixture(scope="module")
 def tiny_corpus(tmp_path_factory):
-    root = tmp_path_factory.mktemp("corpus")
-    for split, ids in (("train", range(6)), ("dev", range(6, 8)), ("test", range(8, 9))):
-        with open(root / f"{split}.jsonl", "w", encoding="utf-8") as fh:
-            for i in ids:
-                fh.write(_cdoc(i, zh=i % 2 == 1).to_json() + "\n")
-    return str(root)
+    return write_tiny_corpus(tmp_path_factory.mktemp("corpus"))
 
 
 # -- features -----------------------------------------------------------------------
@@ -91,7 +70,7 @@ def test_outline_numbers_and_numbering_keys():
 def test_model_lines_hide_markers_and_label_levels():
     from hichunk.document import parse_document
 
-    texts, levels = model_lines(parse_document(_doc_md(0), "markdown"))
+    texts, levels = model_lines(parse_document(doc_markdown(0), "markdown"))
     assert texts[0] == "Document 0" and levels[0] == 1
     assert "## 1. Install" not in texts and "1. Install" in texts
     assert levels[texts.index("1.1 Requirements")] == 3
@@ -195,7 +174,7 @@ def _chunk(model, text: str, fmt: str = "markdown"):
 
 def test_shipped_model_loads_offline_and_finds_structure(shipped):
     assert shipped.name == "hichunk-encoder" and shipped.window_tokens >= 256
-    md = _doc_md(0) + "\n" + _doc_md(1, zh=True)
+    md = doc_markdown(0) + "\n" + doc_markdown(1, zh=True)
     tree = _chunk(shipped, md)
     assert len(tree.splits) >= 3
     again = _chunk(shipped, md)
@@ -237,6 +216,9 @@ def test_train_command_line_runs_a_tiny_job(tiny_corpus, tmp_path, capsys):
     args = build_parser().parse_args(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "cli"), "--max-steps", "1", "-q"])
     assert args.handler(args) == 0
     assert (tmp_path / "cli" / "weights.safetensors").exists()
+    assert "outline" in json.loads((tmp_path / "cli" / "config.json").read_text())  # the default recipe (v6) has a head
+    assert main(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "v5"), "--max-steps", "1", "--recipe", "v5", "-q"]) == 0
+    assert "outline" not in json.loads((tmp_path / "v5" / "config.json").read_text())
     assert main(["train", "--corpus", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"), "-q"]) == 2
     assert "error" in capsys.readouterr().err
 

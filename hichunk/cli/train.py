@@ -22,10 +22,15 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--family-cap", type=int, metavar="N",
                    help="at most N training documents per family and input kind (default: no cap)")
     p.add_argument("--epochs", type=int, help="passes over the training documents (default: the shipped recipe)")
-    p.add_argument("--recipe", choices=("v3", "v4", "v5"), default="v5",
-                   help="network and features: v5 (default, as shipped: v4 plus self-attention over the window's "
-                   "lines), v4 (normalised reading, pretrained multilingual subword pieces, overlap and shape "
-                   "cues) or v3 (hashed n-grams and cues)")
+    p.add_argument("--recipe", choices=("v3", "v4", "v5", "v6"), default="v6",
+                   help="network and features: v6 (default, as shipped: v5 plus an outline head that reads the "
+                   "levels from the document's whole outline), v5 (v4 plus self-attention over the window's lines), "
+                   "v4 (normalised reading, pretrained multilingual subword pieces, overlap and shape cues) or v3 "
+                   "(hashed n-grams and cues)")
+    p.add_argument("--outline-head", action="store_true",
+                   help="only add an outline head (heading levels read from the whole document's outline) to the "
+                   "model already trained in --out, or to each fold model there (with --fold: those folds); the "
+                   "line model is left as it is")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0, as shipped)")
     p.add_argument("--max-docs", type=int, help="use only the first N documents of each split (quick runs)")
     p.add_argument("--max-steps", type=int, help="stop after N optimiser steps (quick runs)")
@@ -48,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
     from hichunk.errors import HichunkError
-    from hichunk.models.train.encoder import RECIPES, train_folds
+    from hichunk.models.train.encoder import OUTLINE_RECIPES, RECIPES, train_folds
 
     settings = TrainSettings(seed=args.seed, max_docs=args.max_docs, max_steps=args.max_steps, labels=args.labels,
                              kinds=tuple(k for k in args.kinds.split(",") if k), family_cap=args.family_cap,
@@ -58,20 +63,33 @@ def run(args: argparse.Namespace) -> int:
     if args.fold and not args.folds:
         print("hichunk train: error: --fold needs --folds", file=sys.stderr)
         return 2
+    from hichunk.models.train.outline_head import OutlineTraining, train_outline_heads
+
+    def outline_heads(only: tuple[int, ...] = ()) -> list[dict]:
+        heads = train_outline_heads(args.corpus, args.out, settings, OutlineTraining(seed=args.seed), only,
+                                    progress=not args.quiet)
+        return [h.to_dict() for h in heads]
+
+    with_head = args.recipe in OUTLINE_RECIPES
     try:
+        if args.outline_head:
+            print(json.dumps({"out": args.out, "outline_heads": outline_heads(tuple(args.fold or ()))}))
+            return 0
         if args.folds:
             bad = [i for i in args.fold or () if not 0 <= i < args.folds]
             if bad:
                 raise HichunkError(f"--fold {bad[0]} is outside 0..{args.folds - 1}")
             configs = train_folds(args.corpus, args.out, settings, args.folds, tuple(args.fold or ()),
                                   progress=not args.quiet)
+            heads = outline_heads(tuple(args.fold or range(args.folds))) if with_head else []
             print(json.dumps({"out": args.out, "folds": [c.info["settings"]["exclude_families"] for c in configs],
-                              "dev": [c.info["dev"] for c in configs]}))
+                              "dev": [c.info["dev"] for c in configs], "outline_heads": heads}))
             return 0
         config = train_encoder(args.corpus, args.out, settings, progress=not args.quiet)
+        heads = outline_heads() if with_head else []
     except HichunkError as exc:
         print(f"hichunk train: error: {exc}", file=sys.stderr)
         return 2
     print(json.dumps({"out": args.out, "decode": config.decode.__dict__, "dev": config.info["dev"],
-                      "seconds": config.info["seconds"]}))
+                      "seconds": config.info["seconds"], "outline_heads": heads}))
     return 0

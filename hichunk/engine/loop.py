@@ -28,7 +28,9 @@ Over a list of unit texts (one model line each), with their layout when known:
    (``hichunk.engine.rest``),
    standalone lines of a capitalised or underlined heading style the model mostly
    found as titles of one level become titles of that level too
-   (``hichunk.engine.peers``), and the levels of titled
+   (``hichunk.engine.peers``), a model that reads whole outlines (an
+   ``OutlineReader``, such as an encoder with an outline head) sets the levels of
+   the titled starts from the document's outline, and the levels of titled
    starts are made consistent over the whole document by heading style
    (``hichunk.engine.outline``), so a heading's level does not depend on where
    its window began; front and back matter (a preface, the indexes) go on the
@@ -57,7 +59,7 @@ from hichunk.engine.rest import starts_on_module_titles
 from hichunk.engine.signatures import starts_on_signatures_above
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.errors import HichunkError
-from hichunk.protocol import ChunkStart, LineLayout, ParseError, SplitPointModel, Window, check_starts
+from hichunk.protocol import ChunkStart, LineLayout, OutlineReader, ParseError, SplitPointModel, Window, check_starts
 
 OK, PARSE_ERROR, INVALID = "ok", "parse_error", "invalid"
 RESTART, CONTINUE, LAST = "restart", "continue", "last"
@@ -245,6 +247,8 @@ def infer_points(
     points = starts_on_titles_above_lists(points, texts, layout)
     points = starts_on_module_titles(points, texts, layout)
     points = result.points = styled_peers_as_titles(points, texts, layout)
+    if settings.document_levels and isinstance(model, OutlineReader):
+        points = result.points = model.outline_levels(points, texts, layout)
     if settings.document_levels:
         result.points = front_and_back_matter_as_chapters(consistent_levels(points, texts, layout), texts)
     return result

@@ -51,17 +51,20 @@ class EncoderConfig:
     net: dict = field(default_factory=dict)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     info: dict = field(default_factory=dict)  # provenance: data, versions, metrics, date
+    outline: dict = field(default_factory=dict)  # the outline head's shape (``OutlineHeadConfig``), when it has one
 
     def to_json(self) -> str:
         data = {"name": self.name, "window_lines": self.window_lines, "net": self.net,
                 "decode": self.decode.__dict__, "info": self.info}
+        if self.outline:
+            data["outline"] = self.outline
         return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
     @classmethod
     def from_json(cls, text: str) -> EncoderConfig:
         data = json.loads(text)
         return cls(data["name"], int(data["window_lines"]), dict(data["net"]), DecodeConfig(**data.get("decode", {})),
-                   dict(data.get("info", {})))
+                   dict(data.get("info", {})), dict(data.get("outline", {})))
 
 
 def count_lines(text: str) -> int:
@@ -167,7 +170,14 @@ class EncoderModel:
         self.name = config.name
         self.window_tokens = config.window_lines
         self.net_cfg = NetConfig(**config.net)
-        self.net = NumpyLabeller(self.net_cfg, network_arrays(state))
+        arrays = network_arrays(state)
+        self.outline = None
+        if config.outline:
+            from hichunk.models.encoder.outline_head import PREFIX, OutlineHead, OutlineHeadConfig
+
+            head = {k[len(PREFIX):]: arrays.pop(k) for k in list(arrays) if k.startswith(PREFIX)}
+            self.outline = OutlineHead(OutlineHeadConfig(**config.outline), head)
+        self.net = NumpyLabeller(self.net_cfg, arrays)
         self._cache: OrderedDict[str, tuple[np.ndarray, np.ndarray | None]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -237,6 +247,13 @@ class EncoderModel:
         head = cfg.max_level + 1
         parts = [softmax(logits[:, :head])] + ([softmax(logits[:, head:])] if cfg.rel_classes else [])
         return np.concatenate(parts, axis=1).astype(np.float32)
+
+    def outline_levels(self, points: dict[int, tuple[int, bool]], texts: Sequence[str],
+                       layout: Sequence[LineLayout] | None) -> dict[int, tuple[int, bool]]:
+        """The levels of a whole document's titled starts as the outline head reads them (unchanged without one)."""
+        if self.outline is None:
+            return points
+        return self.outline.levels(points, texts, layout, self._line_vectors)
 
     def predict(self, window: Window) -> Prediction:
         probs = self.probabilities(window.lines, window.n_residual, window.layout)

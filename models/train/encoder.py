@@ -45,13 +45,16 @@ REL_WEIGHTS = (0.0, 0.5, 1.0, 2.0)
 
 # Network recipes: "v3" is the model shipped before (hashed n-grams + cues), "v4" adds normalised reading,
 # pretrained multilingual subword pieces, overlap and shape cues, and hides the n-grams of a share of lines;
-# "v5" adds a self-attention layer over the BiGRU's outputs (siblings compared across the window).
+# "v5" adds a self-attention layer over the BiGRU's outputs (siblings compared across the window); "v6" is v5
+# with an outline head trained over it afterwards (levels read from the document's whole outline).
 RECIPES: dict[str, dict] = {
     "v3": {"hidden": 64},
     "v4": {"hidden": 64, "features": 4, "sem_dim": 32, "ngram_drop": 0.2},
     "v5": {"hidden": 64, "features": 4, "sem_dim": 32, "ngram_drop": 0.2, "attn_heads": 4, "attn_span": 128},
 }
-DEFAULT_RECIPE = "v5"
+RECIPES["v6"] = RECIPES["v5"]  # v6: the v5 line model, then an outline head (``hichunk.models.train.outline_head``)
+OUTLINE_RECIPES = frozenset({"v6"})
+DEFAULT_RECIPE = "v6"
 
 
 @dataclass

@@ -1,0 +1,116 @@
+"""The outline head: numpy equals torch, it sets levels only where it is sure, the engine asks for it, and a
+tiny training run is deterministic, keeps the line model as it was and chunks losslessly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hichunk.engine import EngineSettings, infer_points
+from hichunk.models.encoder.outline_head import N_FEATURES, OutlineHead, OutlineHeadConfig, outline_features
+from hichunk.protocol import ChunkStart, LineLayout, Prediction
+
+torch = pytest.importorskip("torch")
+
+TEXTS = ["Overview", "Some text about it.", "Features", "What it does well.", "Easy to use", "Short.", "Tracks money",
+         "More text here.", "", "Getting help", "Ask on the list.", "How do I install it?", "Run the installer."]
+HEADS = [0, 2, 4, 6, 9, 11]
+
+
+def _vectors(k: int, width: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(k, width)).astype(np.float32), rng.normal(size=(k, width)).astype(np.float32)
+
+
+def test_numpy_head_equals_torch():
+    from hichunk.models.train.outline_head import OutlineTraining, _net
+
+    torch.manual_seed(0)
+    settings = OutlineTraining(hidden=8, layers=2)
+    layouts = [LineLayout(blank_before=True, blank_after=i % 2 == 0) for i in range(len(TEXTS))]
+    x = outline_features(HEADS, TEXTS, layouts, *_vectors(len(HEADS)))
+    assert x.shape == (len(HEADS), N_FEATURES + 8) and np.isfinite(x).all()
+    net = _net(x.shape[1], settings, 6).eval()
+    with torch.inference_mode():
+        expected = torch.softmax(net(torch.from_numpy(x)[None], [len(HEADS)])[0], -1).numpy()
+    head = OutlineHead(OutlineHeadConfig(n_features=x.shape[1], hidden=8, layers=2),
+                       {k: v.numpy() for k, v in net.state_dict().items()})
+    np.testing.assert_allclose(head.probabilities(x), expected, atol=1e-5)
+
+
+def _sure_head(level: int, threshold: float) -> OutlineHead:
+    """A head that answers ``level`` for every heading with probability ~1."""
+    n_in, hidden = N_FEATURES + 8, 4
+    a = {"proj.weight": np.zeros((hidden, n_in)), "proj.bias": np.zeros(hidden),
+         "out.weight": np.zeros((6, 2 * hidden)), "out.bias": np.full(6, -20.0)}
+    a["out.bias"][level - 1] = 20.0
+    for d in ("fwd", "bwd"):
+        a |= {f"rnn.{d}.0.weight_ih_l0": np.zeros((3 * hidden, hidden)), f"rnn.{d}.0.weight_hh_l0": np.zeros((3 * hidden, hidden)),
+              f"rnn.{d}.0.bias_ih_l0": np.zeros(3 * hidden), f"rnn.{d}.0.bias_hh_l0": np.zeros(3 * hidden)}
+    return OutlineHead(OutlineHeadConfig(n_features=n_in, hidden=hidden, layers=1, threshold=threshold), a)
+
+
+def test_the_head_sets_titled_levels_only_where_it_is_sure():
+    points = {0: (1, True), 2: (2, True), 4: (3, True), 7: (2, False), 9: (2, True)}
+    out = _sure_head(2, 0.9).levels(points, TEXTS, None, lambda texts: _vectors(len(texts)))
+    assert out == {0: (2, True), 2: (2, True), 4: (2, True), 7: (2, False), 9: (2, True)}  # untitled starts keep theirs
+    assert _sure_head(2, 1.01).levels(points, TEXTS, None, lambda texts: _vectors(len(texts))) == points
+    one = {0: (1, True), 7: (2, False)}
+    assert _sure_head(2, 0.5).levels(one, TEXTS, None, lambda texts: _vectors(len(texts))) == one  # no outline to read
+
+
+class _OutlineModel:
+    """A scripted window model that also reads outlines: it puts every titled start on level 1."""
+
+    name, window_tokens = "outline-double", 1000
+
+    def count_tokens(self, text: str) -> int:
+        return 1
+
+    def overhead_tokens(self) -> int:
+        return 0
+
+    def predict(self, window):
+        return Prediction([ChunkStart(0, 1, True), ChunkStart(2, 2, True), ChunkStart(4, 2, True)])
+
+    def outline_levels(self, points, texts, layout):
+        return {u: (1 if title else lv, title) for u, (lv, title) in points.items()}
+
+
+def test_the_engine_asks_a_model_that_reads_outlines():
+    texts = ["Overview", "body text", "Features", "body text", "Usage", "body text"]
+    got = infer_points(texts, _OutlineModel()).points
+    assert [got[u][0] for u in (0, 2, 4)] == [1, 1, 1]  # the outline's levels, not the windows' (1, 2, 2)
+    window_only = infer_points(texts, _OutlineModel(), EngineSettings(document_levels=False)).points
+    assert [window_only[u][0] for u in (0, 2, 4)] == [1, 2, 2]  # --levels window: the windows' own levels
+
+
+@pytest.mark.slow
+def test_tiny_outline_head_run_is_deterministic_and_keeps_the_line_model(tmp_path):
+    import shutil
+
+    from tiny_corpus import write_tiny_corpus
+
+    from hichunk import chunk
+    from hichunk.models.encoder.model import load_encoder
+    from hichunk.models.train.encoder import TrainSettings, train_encoder
+    from hichunk.models.train.outline_head import OutlineTraining, train_outline_heads
+    from hichunk.tree.export import to_splits
+
+    corpus = write_tiny_corpus(tmp_path / "corpus")
+    settings = TrainSettings(epochs=1, max_steps=2, windows=(16,), batch_lines=64, window_lines=32,
+                             net={"buckets": 1 << 10, "embed_dim": 8, "cue_dim": 8, "hidden": 16, "layers": 1})
+    train_encoder(corpus, str(tmp_path / "m"), settings, progress=False)
+    shutil.copytree(tmp_path / "m", tmp_path / "m2")
+    lines = ["Install", "Run the installer and check the output.", "Usage", "Type a command."]
+    before = load_encoder(str(tmp_path / "m")).probabilities(lines)
+    outline = OutlineTraining(epochs=2, hidden=8, layers=1)
+    cfg = train_outline_heads(corpus, str(tmp_path / "m"), settings, outline, progress=False)[0]
+    train_outline_heads(corpus, str(tmp_path / "m2"), settings, outline, progress=False)
+    assert (tmp_path / "m" / "weights.safetensors").read_bytes() == (tmp_path / "m2" / "weights.safetensors").read_bytes()
+    model = load_encoder(str(tmp_path / "m"))
+    assert model.outline is not None and model.outline.cfg == cfg
+    np.testing.assert_array_equal(model.probabilities(lines), before)  # the line model is untouched
+    text = "# Guide\n\nIntro text.\n\n## Install\n\nRun it.\n\n### Linux\n\nUse apt.\n\n## Usage\n\nType.\n"
+    splits = [to_splits(chunk(text=text, model=model, hints="ignore")) for _ in range(2)]
+    assert "".join(part for part, _ in splits[0]) == text and splits[0] == splits[1]
