@@ -465,3 +465,41 @@ def test_faq_questions_are_siblings():
     assert out[10][0] == 3  # a question under another kind of heading keeps its level
     out = consistent_levels({0: (1, True), 2: (2, True), 4: (3, True)}, ["常见问题", "body", "什么是 TeX？", "body", "如何安装？"])
     assert [out[u][0] for u in (0, 2, 4)] == [1, 2, 2]  # "？" reads as "?"
+
+
+def test_chapter_labels_under_parts_take_the_numbers_they_open_along():
+    """A book of parts and chapters whose sections were read one level too shallow, beside their chapter
+    (the GnuCash and Maxima guides as text): once the chapters nest under the parts, "1.1" sits below
+    "Chapter 1" again. A stray "2 a sin(x)" among the labels (a formula line taken for a heading) does
+    not make the chapters siblings of depth-1 numbers."""
+    texts, points = ["Contents", "body"], {0: (1, False)}
+    for part in ("I", "II"):
+        points[len(texts)] = (1, True)
+        texts += [f"PART {part}"]
+        for n in (1, 2, 3):
+            points[len(texts)] = (2, True)
+            texts += [f"Chapter {n}", "body"]
+            for k in (1, 2):
+                points[len(texts)] = (2, True)  # the outline head put the sections beside their chapter
+                texts += [f"{n}.{k} Topic {k}", "body"]
+            if part == "II" and n == 1:
+                points[len(texts)] = (1, True)
+                texts += ["2 a sin(x)", "body"]
+    out = consistent_levels(points, texts)
+    level = {texts[u]: lv for u, (lv, _) in sorted(out.items())}
+    assert level["PART I"] == 1 and level["Chapter 1"] == 2 and level["1.1 Topic 1"] == 3
+
+
+def test_an_appendix_label_beside_many_numbered_chapters_stays_their_sibling():
+    texts, points = [], {}
+    for n in (1, 2, 3):
+        points[len(texts)] = (1, True)
+        texts += [f"{n} Chapter {n}", "body"]
+        points[len(texts)] = (2, True)
+        texts += [f"{n}.1 Section", "body"]
+    points[len(texts)] = (2, True)
+    texts += ["Appendix A", "body"]
+    points[len(texts)] = (2, True)
+    texts += ["A.1 Tables", "body"]
+    out = consistent_levels(points, texts)
+    assert out[texts.index("Appendix A")][0] == 1 and out[texts.index("A.1 Tables")][0] == 2

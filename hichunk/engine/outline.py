@@ -15,7 +15,8 @@ level most of its members were predicted at, and then orders the groups:
   deeper than a smaller one;
 * a numbered label ("Chapter 3", "第 3 章", "Appendix B") whose number opens the
   outline numbers that follow it ("3.1", "3.2.1", "B.1") is their depth 1: one level
-  above depth 2, whatever levels the windows gave them;
+  above depth 2, whatever levels the windows gave them, and wherever the labels
+  end up once they nest under parts;
 * across fonts too, nested outline depths ("2" then "2.1") and labels of one
   hierarchy (部分 > 章 > 节 > 条, Part > Chapter > Section, 一、 > （一）, I. > A.)
   get consecutive levels, placed where most of their headings already are;
@@ -198,6 +199,14 @@ def _labels_over_outlines(styles: dict[int, Style], texts: Sequence[str]) -> dic
             if top is not None and hits / total >= 0.6 and top.depth >= 2}
 
 
+def _follow_label(level: dict[Style, int], label: Style, top: Style) -> None:
+    """Outline numbers from depth ``top.depth`` down move so that ``top`` sits just below ``label``."""
+    shift = level[label] + 1 - level[top]
+    for s in level:
+        if s.numbering == "outline" and s.depth >= top.depth:
+            level[s] += shift
+
+
 def _most(evidence: Sequence[bool]) -> bool:
     """Whether most of the evidence (at least 60%) holds."""
     return bool(evidence) and sum(evidence) / len(evidence) >= 0.6
@@ -266,18 +275,21 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
     # a label whose number opens the outline numbers under it ("Chapter 2" over "2.1") sits just above them;
     # the numbers of every depth from there down move with them. Where those numbers nest under shallower
     # ones ("1." over "1.1"), the label ("Appendix A" over "A.1") is a sibling of the shallower ones instead.
+    opened: dict[Style, Style] = {}
     for label, top in _labels_over_outlines(styles, texts).items():
-        parents = [level[s] for s in level if s.numbering == "outline" and s.depth == top.depth - 1]
-        if top.depth in nested and parents:
+        parents = [level[s] for s in styles.values() if s.numbering == "outline" and s.depth == top.depth - 1]
+        # beside numbered chapters an appendix label is a chapter; a few stray numbers ("2 a sin(x)") among
+        # forty "Chapter N" labels are no chapters beside them
+        if top.depth in nested and len(parents) >= sum(1 for x in styles.values() if x == label):
             level[label] = _majority(parents)
             continue
         level[label] = max(1, min(level[label], level[top] - 1))
-        shift = level[label] + 1 - level[top]
-        for s in level:
-            if s.numbering == "outline" and s.depth >= top.depth:
-                level[s] += shift
+        opened[label] = top
+        _follow_label(level, label, top)
 
     _nest_labels(level, styles)
+    for label, top in opened.items():  # a label nested under a part takes the numbers it opens along
+        _follow_label(level, label, top)
     _nest_restarting_numbers(level, styles, texts)
 
     # an appendix is a chapter: "Appendix A" and "附录 A" go where most chapter labels ("Chapter 3", "第 3 章") are;
