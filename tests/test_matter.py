@@ -55,3 +55,11 @@ def test_acknowledgements_inside_a_preface_stay_there():
               6: (2, True), 7: (3, True)}
     out = front_and_back_matter_as_chapters(points, texts)
     assert out[2] == (3, True) and out[7] == (2, True)
+
+
+def test_letter_spaced_chinese_matter_is_matter():
+    """Theses set "致 谢" and "参考 文献" letter-spaced; they are acknowledgements and references all the same."""
+    texts = ["论文", "第一章 绪论", "1.1 背景", "第二章 方法", "2.1 数据", "致 谢", "参 考 文 献"]
+    points = {0: (1, True), 1: (2, True), 2: (3, True), 3: (2, True), 4: (3, True), 5: (3, True), 6: (3, True)}
+    out = front_and_back_matter_as_chapters(points, texts)
+    assert [out[5][0], out[6][0]] == [2, 2]

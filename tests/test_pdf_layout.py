@@ -82,6 +82,22 @@ def test_texinfo_running_heads_chapter_titles_and_folios():
     assert all(role == BODY for text, role in r.items() if text.startswith(("Body", "The paragraph")))
 
 
+def test_running_heads_with_chinese_chapter_numerals_are_furniture():
+    """Each chapter's running head ("第三章 使用说明") repeats on fewer pages than a running head must; with
+    the chapter numeral masked like a digit (and the title like any title) they are one running head."""
+    p = Pages()
+    chapters = ["简介", "下载和安装", "使用说明", "模板实现代码", "常见问题", "参考资料"]
+    for page in range(30):
+        title = f"第{'一二三四五六'[page // 5]}章 {chapters[page // 5]}"
+        if page % 5 == 0:  # the chapter opens: its title set large
+            p.page().line(title, 100, size=17.0, bold=True).body(140)
+        else:
+            p.page().line(title, 40).body(100)
+    pdf, _ = p.build()
+    assert [ln.role for ln in pdf.lines if "章" in pdf.text[ln.start : ln.end]] == [
+        BODY if page % 5 == 0 else FURNITURE for page in range(30)]
+
+
 def test_repeated_bold_label_under_a_running_head_is_not_furniture():
     p = Pages()
     for _ in range(1, 9):

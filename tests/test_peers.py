@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine_doubles import ScriptedModel
 
 from hichunk.engine import infer_points
-from hichunk.engine.peers import styled_peers_as_titles
+from hichunk.engine.peers import styled_peers_as_titles, type_peers_as_titles
 from hichunk.models.prompt import format_answer
 from hichunk.protocol import ChunkStart, LineLayout
 
@@ -74,3 +74,33 @@ def test_missed_questions_of_an_faq_join_the_found_ones():
              "从网站下载。", "能在 MacOS X 上安装吗？", "可以。", "Why is it called Asymptote?", "It is a pun."]
     found = {0: (1, True), 4: (2, True), 6: (2, True)}
     assert styled_peers_as_titles(found, texts, [PARAGRAPH] * len(texts)) == found | {2: (2, True), 8: (2, True)}
+
+
+CHAPTER_TYPE = LineLayout(blank_before=True, blank_after=True, size=1.32)
+
+
+def test_lines_in_the_chapter_type_of_found_chapters_become_chapters():
+    """A thesis sets "摘 要", "致 谢" and its appendices in the type of "第一章": once the found chapters settle
+    on level 1, the missed lines of that type join them (a line right under a start stays body)."""
+    texts = ["摘 要", "body", "第一章 简介", "1.1 背景", "body", "第二章 方法", "body", "第三章 结果", "body",
+             "致 谢", "body", "附录 A 常见问题", "附录 B 文件"]
+    layout = [CHAPTER_TYPE if u in (0, 2, 5, 7, 9, 11, 12) else PARAGRAPH for u in range(len(texts))]
+    points = {2: (1, True), 3: (2, True), 5: (1, True), 7: (1, True), 11: (1, True)}
+    out = type_peers_as_titles(points, texts, layout)
+    assert out == points | {0: (1, True), 9: (1, True)}
+    # body-size lines and documents without typography are left alone
+    assert type_peers_as_titles(points, texts, [PARAGRAPH] * len(texts)) == points
+    assert type_peers_as_titles(points, texts, None) == points
+
+
+def test_a_large_type_needs_a_share_of_found_lines_and_most_of_their_level():
+    texts = [f"Large line {k}" for k in range(12)]
+    layout = [CHAPTER_TYPE] * len(texts)
+    two_of_twelve = {0: (1, True), 4: (1, True)}  # a title page's worth of large lines, two taken for chapters
+    assert type_peers_as_titles(two_of_twelve, texts, layout) == two_of_twelve
+    three = {0: (1, True), 4: (1, True), 8: (1, True)}
+    mostly_elsewhere = three | {u: (1, True) for u in range(20, 32, 2)}  # level 1 is mostly set in another type
+    body = texts + ["Chapter heading", "body"] * 6
+    assert type_peers_as_titles(mostly_elsewhere, body, layout + [PARAGRAPH] * 12) == mostly_elsewhere
+    added = type_peers_as_titles(three, texts, layout)
+    assert {u for u in added if u not in three} == {2, 6, 10}  # lines right under a start stay body

@@ -11,7 +11,7 @@ Furniture is what repeats in the page margins: running heads and feet, folios
 and at the bottom of each page (an inner one only when the outer one is
 furniture too), and one is taken when
 
-* its text with digits masked repeats at the same height on at least
+* its text with numbers masked (digits, and Chinese numerals in "第四章") repeats at the same height on at least
   max(3, 20%) of the pages (running heads),
 * it starts or ends with a number whose difference to the page index is the
   same, at the same height, on at least max(3, 10%) of the pages (texinfo heads
@@ -53,6 +53,8 @@ from hichunk.numbering import strip_heading_number
 from hichunk.textnorm import fold
 
 _DIGITS = re.compile(r"\d+")
+# a chapter's number written in Chinese numerals ("第四章"), masked like digits so chapters share one running head
+_ZH_ORDINAL = re.compile(r"(?<=第)\s*[零〇一二三四五六七八九十百千两]+(?=\s*(?:章|节|節|篇|部分|部|卷|编|編|回|课|課|讲|講))")
 _FOLIO = re.compile(r"^(?:page\s*)?(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?$|^[-–—]\s*\d{1,4}\s*[-–—]$", re.I)
 _CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af"
 # words (a CJK character is a word of its own), and the ellipsis that cuts a title short
@@ -172,7 +174,12 @@ def _candidates(lines: list[TextLine], page_heights: list[float]) -> list[tuple[
 
 def _tokens(s: str) -> tuple[str, ...]:
     """Words of a line as titles are compared: folded, lower case, every number one token "0"."""
-    return tuple(_TOKENS.findall(_DIGITS.sub("0", fold(s).casefold().replace("...", "…"))))
+    return tuple(_TOKENS.findall(_mask_numbers(fold(s).casefold().replace("...", "…"), "0")))
+
+
+def _mask_numbers(s: str, mark: str) -> str:
+    """``s`` with every number (digits, or a Chinese chapter numeral) as ``mark``."""
+    return _ZH_ORDINAL.sub(mark, _DIGITS.sub(mark, s))
 
 
 class TitleMask:
@@ -244,7 +251,7 @@ def mark_furniture(text: str, lines: list[TextLine], page_heights: list[float], 
     for ln, band, rank in _candidates(lines, page_heights):
         s = text[ln.start : ln.end]
         plain = metrics.ratio(ln) <= 1.15 and not (rank and metrics.bold(ln))
-        key = (band, _DIGITS.sub("#", " ".join(fold(s).lower().split()))) if plain else None
+        key = (band, _mask_numbers(" ".join(fold(s).lower().split()), "#")) if plain else None
         masked = known.mask(s, index[id(ln)]) if plain and len(s) <= 200 else None
         if masked is not None:
             words, only_titles = masked

@@ -53,7 +53,7 @@ from hichunk.engine.cache import PredictionCache, window_key
 from hichunk.engine.lists import starts_on_titles_above_lists
 from hichunk.engine.matter import front_and_back_matter_as_chapters
 from hichunk.engine.outline import consistent_levels, title_shaped
-from hichunk.engine.peers import styled_peers_as_titles
+from hichunk.engine.peers import styled_peers_as_titles, type_peers_as_titles
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
 from hichunk.engine.rest import starts_on_module_titles
 from hichunk.engine.signatures import starts_on_signatures_above
@@ -250,5 +250,6 @@ def infer_points(
     if settings.document_levels and isinstance(model, OutlineReader):
         points = result.points = model.outline_levels(points, texts, layout)
     if settings.document_levels:
-        result.points = front_and_back_matter_as_chapters(consistent_levels(points, texts, layout), texts)
+        points = type_peers_as_titles(consistent_levels(points, texts, layout), texts, layout)
+        result.points = front_and_back_matter_as_chapters(points, texts)
     return result

@@ -31,6 +31,7 @@ from hichunk.textnorm import fold
 _MATTER = re.compile(r"^(?:preface|foreword|acknowledge?ments?|bibliography|glossary|references|"
                      r"前言|序言|致谢|致謝|参考文献|參考文獻|术语表|術語表|索引)$", re.I)
 _FRONT = re.compile(r"^(?:preface|foreword|前言|序言)$", re.I)
+_LETTER_SPACE = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")  # "致 谢" set letter-spaced reads "致谢"
 _INDEX = re.compile(r"^(?:[a-z]+ ){0,3}(?:index|indices|indexes)$", re.I)
 
 
@@ -43,7 +44,7 @@ def front_and_back_matter_as_chapters(points: dict[int, tuple[int, bool]], texts
     styles = {u: heading_style(texts[u]).numbering for u in titled}
     numbered = {u for u in titled if styles[u]}
     outlined = [u for u in titled if styles[u] == "outline"]
-    names = {u: fold(texts[u]).strip().rstrip(":").casefold() for u in titled}
+    names = {u: _LETTER_SPACE.sub("", fold(texts[u]).strip().rstrip(":").casefold()) for u in titled}
     seen = Counter(names.values())
     out = dict(points)
     for i, u in enumerate(titled[1:], start=1):

@@ -14,6 +14,16 @@ that style are headings of that level too. Capitals inside running text, a
 keyword list (``ONLY``, ``ASC``) where only a few keywords were taken for
 titles, and a line right under a start (a subtitle, a first line of content)
 are left alone. Model-agnostic, like the other document-level passes.
+
+Typeset documents have one more such style: the chapter type. A thesis sets
+"摘 要", "致 谢", "参考文献" and "附录 A 常见问题" in the same large type as
+"第一章 简介"; a model that found the numbered chapters often misses the
+unnumbered ones. Once the levels are settled (``type_peers_as_titles`` runs
+after them), when the titled starts of one level are mostly lines of one large
+type and a fair share of that type's standalone lines are among them, the
+type's other lines are headings of that level too. A title page sets a few
+lines in large type as well; they are fewer than the headings, and they are
+the price of this rule.
 """
 
 from __future__ import annotations
@@ -29,6 +39,8 @@ from hichunk.textnorm import fold
 MIN_FOUND = 2  # predicted titles of a style before its other lines follow them
 MIN_SHARE_OF_STYLE = 0.5  # of the style's standalone lines, predicted titles
 MIN_SHARE_OF_LEVEL = 0.5  # of the level's titled starts, the style's
+LARGE_TYPE = 1.25  # a font this much larger than the body's: a chapter type
+MIN_SHARE_OF_TYPE = 0.25  # of the type's standalone lines, titled starts of one level (a title page has some too)
 
 
 def _standalone(layout: LineLayout) -> bool:
@@ -73,5 +85,31 @@ def styled_peers_as_titles(points: dict[int, tuple[int, bool]], texts: Sequence[
             continue
         for unit in members:
             if unit not in out and unit - 1 not in points:
+                out[unit] = (level, True)
+    return out
+
+
+def type_peers_as_titles(points: dict[int, tuple[int, bool]], texts: Sequence[str],
+                         layout: Sequence[LineLayout] | None) -> dict[int, tuple[int, bool]]:
+    """``points`` with the missed lines of a large type that a level's titled starts are mostly set in added
+    at that level (run once levels are settled)."""
+    if layout is None:
+        return points
+    types: dict[tuple, list[int]] = defaultdict(list)
+    for unit, (text, shape) in enumerate(zip(texts, layout)):
+        if shape.size >= LARGE_TYPE and _standalone(shape) and title_shaped(text, shape):
+            style = heading_style(text, shape)
+            types[(style.size, style.bold)].append(unit)
+    titled_at = Counter(level for level, title in points.values() if title)
+    out = dict(points)
+    for members in types.values():
+        found = Counter(points[u][0] for u in members if points.get(u, (0, False))[1])
+        if not found:
+            continue
+        level, n = min(found.items(), key=lambda item: (-item[1], item[0]))
+        if n < MIN_FOUND or n < MIN_SHARE_OF_TYPE * len(members) or n < MIN_SHARE_OF_LEVEL * titled_at[level]:
+            continue
+        for unit in members:
+            if unit not in out and unit - 1 not in out:  # nor a title line under a label line
                 out[unit] = (level, True)
     return out
