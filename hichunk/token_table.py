@@ -19,12 +19,21 @@ tokenizer may normalise into whitespace or into nothing), or one that such a
 character just precedes, is counted directly, as is every span of a tokenizer
 without ``whitespace_split``. Counts are therefore always exactly
 ``tokenizer.count(text[a:b])``; the tests compare them on random spans.
+
+The same rule builds the one tokenisation: where a tokenizer takes a part of the
+text in one piece (``piece_chars``) and the part holds no such character, its
+tokens are its words' tokens, each word's kept in a bounded cache per tokenizer
+(a word repeats: the dev corpus has 455k words, 71k distinct) and only unseen
+words are tokenised, joined by spaces, in one call. Other parts, and every part
+of another tokenizer, are tokenised as they stand; the tokens are the same.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
+import weakref
 from bisect import bisect_left
 from functools import lru_cache
 
@@ -38,7 +47,6 @@ PLAIN_SPACE = " \t\n\r\xa0\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007
 _PLAIN_SPACE_RE = re.compile("[" + PLAIN_SPACE + "]")
 _PLAIN_LOOKUP = np.zeros(0x3001, dtype=bool)  # code point -> plain whitespace (the largest is U+3000)
 _PLAIN_LOOKUP[[ord(c) for c in PLAIN_SPACE]] = True
-_PRINTABLE_ASCII = frozenset(chr(c) for c in range(0x20, 0x7F)) | frozenset(PLAIN_SPACE)
 _LAST_WORD = re.compile("[^" + PLAIN_SPACE + "]+\\Z")
 # Characters that Unicode marks as default-ignorable but gives a letter category (Hangul fillers and the like).
 _IGNORABLE = {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0} | set(range(0x180B, 0x1810))
@@ -48,6 +56,10 @@ _IGNORABLE = {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0} | set(rang
 # space, or there), which bounds memory on one giant line.
 _PART_CHARS = 1 << 13
 _MAX_PART_CHARS = 1 << 20
+# A word cache is cleared when it holds more words, or characters of words, than these (some tens of MB at most;
+# the dev corpus has 71k distinct words, 0.8M characters).
+_MAX_CACHED_WORDS = 1 << 17
+_MAX_CACHED_CHARS = 1 << 21
 
 
 @lru_cache(maxsize=1 << 16)
@@ -82,15 +94,124 @@ def _parts(text: str) -> list[tuple[int, int]]:
     return out
 
 
+def _code_points(piece: str) -> np.ndarray:
+    """The code points of ``piece`` (lone surrogates included), one per character."""
+    return np.frombuffer(piece.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _plain(codes: np.ndarray) -> np.ndarray:
+    """True at each code point that is plain whitespace."""
+    return _PLAIN_LOOKUP[np.minimum(codes, len(_PLAIN_LOOKUP) - 1)] & (codes < len(_PLAIN_LOOKUP))
+
+
+def _unsafe_at(codes: np.ndarray) -> np.ndarray:
+    """Positions of the unsafe characters among ``codes``."""
+    odd = np.unique(codes[codes - 0x20 >= 0x5F]).tolist()  # below the space or past "~" (uint32 wraps)
+    bad = [c for c in odd if _unsafe(chr(c))]
+    return np.flatnonzero(np.isin(codes, bad)) if bad else np.zeros(0, dtype=np.int64)
+
+
 def visible_starts(piece: str, starts: np.ndarray) -> np.ndarray:
     """Each token start moved past the plain whitespace it absorbed (a start at the piece end stays there)."""
     if not len(starts):
         return starts
-    codes = np.frombuffer(piece.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    space = _PLAIN_LOOKUP[np.minimum(codes, len(_PLAIN_LOOKUP) - 1)] & (codes < len(_PLAIN_LOOKUP))
+    space = _plain(_code_points(piece))
     nxt = np.where(space, len(piece), np.arange(len(piece), dtype=np.int64))
     nxt = np.minimum.accumulate(nxt[::-1])[::-1]
     return np.append(nxt, len(piece))[np.clip(starts, 0, len(piece))]
+
+
+class _WordCache:
+    """Each seen word's token ids and visible starts (relative to the word), for one tokenizer.
+
+    Words map to slots; a slot's tokens lie at ``first[slot]:first[slot] + n[slot]`` of the flat
+    arrays, which grow by doubling and are never written below their length, so arrays handed out
+    stay valid while other threads add words (under the lock) or clear the cache.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self._clear()
+
+    def _clear(self) -> None:
+        self.slots: dict[str, int] = {}
+        self.chars = self.n_tokens = 0
+        self.first = np.zeros(1 << 12, dtype=np.int64)
+        self.n = np.zeros(1 << 12, dtype=np.int64)
+        self.ids = np.zeros(1 << 13, dtype=np.int32)
+        self.rel = np.zeros(1 << 13, dtype=np.int32)
+
+    def tokens(self, words: list[str], tokenizer: Tokenizer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Ids and visible starts (relative to their word's start) of the tokens of ``words``, and each word's count."""
+        with self.lock:
+            if len(self.slots) > _MAX_CACHED_WORDS or self.chars > _MAX_CACHED_CHARS:
+                self._clear()
+            try:
+                slots = np.fromiter(map(self.slots.__getitem__, words), dtype=np.int64, count=len(words))
+            except KeyError:
+                self._add([w for w in dict.fromkeys(words) if w not in self.slots], tokenizer)
+                slots = np.fromiter(map(self.slots.__getitem__, words), dtype=np.int64, count=len(words))
+            first, n, ids, rel = self.first[slots], self.n[slots], self.ids, self.rel
+        ends = np.cumsum(n)
+        at = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(first - ends + n, n)
+        return ids[at], rel[at], n
+
+    def _add(self, words: list[str], tokenizer: Tokenizer) -> None:
+        """Tokenise unseen words, joined by spaces in batches the tokenizer takes in one piece."""
+        limit, batch, size = tokenizer.piece_chars, [], 0  # size: the batch's length joined, plus one
+        for word in words:
+            if batch and size + len(word) > limit:
+                self._add_batch(batch, tokenizer)
+                batch, size = [], 0
+            batch.append(word)
+            size += len(word) + 1
+        if batch:
+            self._add_batch(batch, tokenizer)
+
+    def _add_batch(self, words: list[str], tokenizer: Tokenizer) -> None:
+        joined = " ".join(words)
+        ids, starts = tokenizer.encode(joined)
+        starts = visible_starts(joined, np.asarray(starts))
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        word_starts = np.cumsum(lengths + 1) - lengths - 1
+        owner = np.searchsorted(word_starts, starts, side="right") - 1
+        k, t = len(self.slots), self.n_tokens
+        self.first = _room(self.first, k + len(words))
+        self.n = _room(self.n, k + len(words))
+        self.ids = _room(self.ids, t + len(ids))
+        self.rel = _room(self.rel, t + len(ids))
+        counts = np.bincount(owner, minlength=len(words))
+        self.n[k : k + len(words)] = counts
+        self.first[k : k + len(words)] = t + np.cumsum(counts) - counts
+        self.ids[t : t + len(ids)] = ids
+        self.rel[t : t + len(ids)] = starts - word_starts[owner]
+        self.slots.update(zip(words, range(k, k + len(words))))
+        self.chars += int(lengths.sum())
+        self.n_tokens = t + len(ids)
+
+
+def _room(arr: np.ndarray, size: int) -> np.ndarray:
+    """``arr``, or a copy twice as long or more, to hold ``size`` items."""
+    if size <= len(arr):
+        return arr
+    out = np.zeros(max(size, 2 * len(arr)), dtype=arr.dtype)
+    out[: len(arr)] = arr
+    return out
+
+
+_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def _word_cache(tokenizer: Tokenizer) -> _WordCache | None:
+    """The tokenizer's word cache; None for a tokenizer whose tokens are not its words' tokens."""
+    if not getattr(tokenizer, "whitespace_split", False) or not getattr(tokenizer, "piece_chars", 0):
+        return None
+    with _CACHES_LOCK:
+        cache = _CACHES.get(tokenizer)
+        if cache is None:
+            cache = _CACHES[tokenizer] = _WordCache()
+        return cache
 
 
 class TokenTable:
@@ -116,20 +237,43 @@ class TokenTable:
         # int32 halves the memory of a huge text's table; searches pass keys of the same type (``key``),
         # since numpy would otherwise cast the whole array on every search
         dtype = np.int32 if len(self.text) < 2**31 else np.int64
-
-        def encode_part(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray | None]:
-            offset, end = span
+        cache = _word_cache(self.tokenizer)
+        parts = _parts(self.text)
+        unsafe: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        built: list[tuple[np.ndarray, np.ndarray] | None] = []
+        for offset, end in parts:  # in this thread: word lookups hold the GIL, and most parts need nothing else
+            if not self.derived:
+                built.append(None)
+                continue
             piece = self.text[offset:end]
-            piece_ids, piece_starts = self.tokenizer.encode(piece)
-            starts = (visible_starts(piece, np.asarray(piece_starts)) + offset).astype(dtype)
-            return starts, np.asarray(piece_ids, dtype=np.int64) if self.keep_ids else None
+            codes = _code_points(piece)
+            unsafe.append(_unsafe_at(codes) + offset)
+            by_words = cache is not None and not len(unsafe[-1]) and end - offset <= self.tokenizer.piece_chars
+            built.append(self._from_words(piece, codes, offset, cache, dtype) if by_words else None)
 
-        encoded = map_in_threads(encode_part, _parts(self.text))
-        starts = [np.zeros(0, dtype=dtype), *(part_starts for part_starts, _ in encoded)]
-        ids = [np.zeros(0, dtype=np.int64), *(part_ids for _, part_ids in encoded)] if self.keep_ids else []
-        del encoded
+        def tokenise(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+            piece = self.text[span[0] : span[1]]
+            piece_ids, piece_starts = self.tokenizer.encode(piece)
+            return piece_ids, (visible_starts(piece, np.asarray(piece_starts)) + span[0]).astype(dtype)
+
+        direct = iter(map_in_threads(tokenise, [span for span, done in zip(parts, built) if done is None]))
+        encoded = [done if done is not None else next(direct) for done in built]
+        starts = [np.zeros(0, dtype=dtype), *(part_starts for _, part_starts in encoded)]
+        ids = [np.zeros(0, dtype=np.int64), *(part_ids for part_ids, _ in encoded)] if self.keep_ids else []
+        del encoded, built
         self._starts = np.concatenate(starts)
-        self._ids = np.concatenate(ids) if self.keep_ids else None
+        self._ids = np.concatenate(ids) if self.keep_ids else None  # int64, whatever each part's ids are
+        if self.derived:
+            self._unsafe = np.concatenate(unsafe).tolist()
+
+    def _from_words(self, piece: str, codes: np.ndarray, offset: int, cache: _WordCache,
+                    dtype: type) -> tuple[np.ndarray, np.ndarray]:
+        """Ids and visible starts of a part with no unsafe character, from its words' cached tokens."""
+        words = piece.split()  # splits at plain whitespace exactly, there being no unsafe character
+        space = _plain(codes)
+        begins = np.flatnonzero(~space & np.concatenate(([True], space[:-1])))
+        ids, rel, n = cache.tokens(words, self.tokenizer)
+        return ids, (np.repeat(begins + offset, n) + rel).astype(dtype)
 
     @property
     def all_starts(self) -> np.ndarray:
@@ -151,10 +295,9 @@ class TokenTable:
         return len(self.all_starts)
 
     def _unsafe_positions(self) -> list[int]:
+        """Where the text's unsafe characters are (found while tokenising; asked only with ``whitespace_split``)."""
         if self._unsafe is None:
-            bad = sorted(c for c in set(self.text) - _PRINTABLE_ASCII if _unsafe(c))
-            pattern = re.compile("[" + "".join(re.escape(c) for c in bad) + "]") if bad else None
-            self._unsafe = [m.start() for m in pattern.finditer(self.text)] if pattern else []
+            self._encode()
         return self._unsafe
 
     def _near_unsafe(self, a: int, b: int) -> bool:

@@ -75,10 +75,14 @@ class BlingFireTokenizer:
     """Offline tokenizer from the ``blingfire`` wheel (default: XLM-RoBERTa / BGE-M3 vocabulary).
 
     Its SentencePiece models split on whitespace before segmenting, so a word's tokens do not depend on
-    its neighbours (``whitespace_split``; ``hichunk.token_table`` derives span counts from it).
+    its neighbours (``whitespace_split``; ``hichunk.token_table`` derives span counts from it). A text of
+    up to ``piece_chars`` characters is tokenised in one piece; a longer one is cut after a newline or a
+    space, or inside a word where neither comes near, so ``hichunk.token_table`` builds a text's tokens
+    from its words' cached tokens only where the text is taken whole.
     """
 
     whitespace_split = True
+    piece_chars = _PIECE_BYTES // 4
 
     def __init__(self, model: str = "xlm_roberta_base"):
         import blingfire
@@ -92,7 +96,7 @@ class BlingFireTokenizer:
 
     def count(self, text: str) -> int:
         total = 0
-        for _, piece in _pieces(text, _PIECE_BYTES // 4):
+        for _, piece in _pieces(text, self.piece_chars):
             if piece.strip():
                 data = piece.encode("utf-8", "surrogatepass")
                 total += len(self._bf.text_to_ids(self._handle, piece, len(data) + 16, 0, True))
@@ -100,7 +104,7 @@ class BlingFireTokenizer:
 
     def encode(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         ids, starts = [], []
-        for offset, piece in _pieces(text, _PIECE_BYTES // 4):
+        for offset, piece in _pieces(text, self.piece_chars):
             if not piece.strip():
                 continue
             data = piece.encode("utf-8", "surrogatepass")

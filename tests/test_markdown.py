@@ -1,4 +1,8 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hichunk.document import parse_document
+from hichunk.document.markdown import FENCE, SETEXT, _scan_headings, markdown_heading_level, split_raw_lines
 
 
 def headings(doc):
@@ -41,3 +45,38 @@ def test_crlf_bom_and_tabs_are_kept_in_raw_text():
 def test_plain_text_has_no_heading_hints():
     doc = parse_document("# looks like a heading\nbut plain text\n", "text")
     assert doc.headings == []
+
+
+def scan_every_line(body, raw_spans):
+    """The heading scan read line by line: the rules ``_scan_headings`` applies to the lines it reads."""
+    levels, setext_under, fence, prev_paragraph = {}, set(), None, False
+    for i, (s, e) in enumerate(raw_spans):
+        line = body[s:e]
+        m = FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
+                fence = None
+            prev_paragraph = False
+        elif m:
+            fence, prev_paragraph = m.group(1), False
+        elif markdown_heading_level(line):
+            levels[i], prev_paragraph = markdown_heading_level(line), False
+        elif (under := SETEXT.match(line)) and prev_paragraph and i - 1 not in levels and i - 1 not in setext_under:
+            levels[i - 1] = 1 if under.group(1)[0] == "=" else 2
+            setext_under.add(i)
+            prev_paragraph = False
+        else:
+            prev_paragraph = bool(line.strip()) and not line.startswith("    ")
+    return levels, setext_under
+
+
+LINES = ["```", "~~~", "````", "``` py", "~~~ ", "# h", "## h", "   # x", "    # code", "#tag", "===", "---", " -- ",
+         "- item", "text", "", "  ", "    indented", "\tx", "= x", "\r", "text\r", "---\r"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines=st.lists(st.sampled_from(LINES), max_size=30))
+def test_the_heading_scan_reads_only_marked_lines_and_finds_what_a_line_by_line_scan_finds(lines):
+    body = "\n".join(lines)
+    spans = split_raw_lines(body)
+    assert _scan_headings(body, spans) == scan_every_line(body, spans)

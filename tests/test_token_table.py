@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hichunk.token_table import TokenTable
-from hichunk.tokens import load_tokenizer
+from hichunk import token_table
+from hichunk.token_table import TokenTable, visible_starts
+from hichunk.tokens import BlingFireTokenizer, load_tokenizer
 
 # Plain text, Chinese, NFKC spaces, and characters a tokenizer may normalise into whitespace or nothing.
 ALPHABET = list("ab cd\n\t\r.,x-y 中文。我们！") + [chr(c) for c in (
@@ -108,3 +111,50 @@ def test_a_long_text_tokenised_in_parts_gives_the_whole_texts_tokens():
     assert table.all_starts.tolist() == TokenTable(text, tokenizer).all_starts.tolist()
     assert len(table) == tokenizer.count(text)
     assert table.count(0, len(text)) == tokenizer.count(text)
+
+
+def tokens_part_by_part(text, tokenizer):
+    """Ids and visible starts of ``text`` with every part tokenised as it stands (no word cache)."""
+    ids, starts = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    for a, b in token_table._parts(text):
+        part_ids, part_starts = tokenizer.encode(text[a:b])
+        ids.append(part_ids)
+        starts.append(visible_starts(text[a:b], np.asarray(part_starts)) + a)
+    return np.concatenate(ids), np.concatenate(starts)
+
+
+# One tokenizer for every example, so later examples meet words cached by earlier ones in new places;
+# it takes at most 48 characters in one piece, so long parts are cut as giant lines are (inside a word too).
+SHORT_PIECES = BlingFireTokenizer()
+SHORT_PIECES.piece_chars = 48
+WORDS = ["the", "cache", "wörd", "中文段落", "我们", "x", "a.b", "é", "ﬁle", "Ⅳ", "😀", "שלום"]
+SAFE = [c for c in ALPHABET if not token_table._unsafe(c)]
+ODD = [c for c in ALPHABET if token_table._unsafe(c)] + ["\ud800", "\udfff", "中文" * 30, "y" * 70]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chunks=st.lists(st.one_of(st.sampled_from(WORDS), st.sampled_from(SAFE), st.text(st.sampled_from(SAFE), max_size=12)),
+                       max_size=40),
+       odd=st.lists(st.tuples(st.integers(0, 40), st.sampled_from(ODD)), max_size=2),
+       part_chars=st.sampled_from([8, 32, 1 << 13]), tokenizer=st.sampled_from([SHORT_PIECES, load_tokenizer()]))
+def test_tokens_built_from_cached_words_equal_the_tokenisation_of_each_part(chunks, odd, part_chars, tokenizer):
+    for at, chunk in odd:  # unsafe characters, lone surrogates, words longer than a piece
+        chunks.insert(at, chunk)
+    text = "".join(chunks)
+    with patch.object(token_table, "_PART_CHARS", part_chars):
+        want_ids, want_starts = tokens_part_by_part(text, tokenizer)
+        table = TokenTable(text, tokenizer, keep_ids=True)
+        assert table.all_starts.tolist() == want_starts.tolist(), text
+        assert table.ids.tolist() == want_ids.tolist(), text
+        assert table._unsafe_positions() == [i for i, c in enumerate(text) if token_table._unsafe(c)]
+
+
+def test_a_full_word_cache_is_cleared_and_refilled():
+    tokenizer = BlingFireTokenizer()
+    texts = [" ".join(f"{kind}{i} 中{i}文" for i in range(200)) + "\n" for kind in ("w", "v", "w")]
+    with patch.object(token_table, "_MAX_CACHED_WORDS", 50):
+        for text in texts:
+            table = TokenTable(text, tokenizer, keep_ids=True)
+            ids, starts = tokens_part_by_part(text, tokenizer)
+            assert np.array_equal(table.ids, ids) and np.array_equal(table.all_starts, starts)
+            assert len(token_table._word_cache(tokenizer).slots) == 400  # this text's words only
