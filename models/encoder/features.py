@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -46,7 +47,8 @@ _BULLET = re.compile(r"^\s*(?:[-*+•·▪◦‣]|\d{1,3}[.)]|[a-z][.)])\s")
 _CODE = re.compile(r"[{}()\[\]=<>;_/\\$@|`]")
 _URL = re.compile(r"https?://|www\.")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-_ENDS_ALNUM = re.compile(r"[\w\u3400-\u9fff]$")
+_ASCII_WORD = re.compile(r"[A-Za-z]+")  # _WORD on ASCII text, read faster
+_ALNUM = re.compile(r"[\w\u3400-\u9fff]")  # read on a line's last character only
 _ASCII_LOWER = re.compile(r"[a-z]")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
 HEADING_CHARS = 100  # longer lines are never taken as numbered heading candidates
@@ -56,9 +58,11 @@ _CALLOUT = re.compile(r"^(?:note|notes|warning|caution|tip|tips|hint|important|d
                       r"注意|提示|警告|小心|说明|注|技巧|重要|危险|示例|例如|参见)\s*[:：.。!！]?$", re.I)
 # A table-of-contents entry: leader dots (or a long gap) before a trailing page number.
 _TOC_ENTRY = re.compile(r"(?:\.\s?){3,}\s*[0-9ivxlcdm]+\s*$|\S\s{3,}[0-9]{1,4}\s*$", re.I)
+_TOC_END = re.compile(r"[0-9ivxlcdm]", re.I)  # how a stripped entry must end: a cheap test before the search
 UNDERLINES = ("=", "-", "~", "*", "^", "#")  # then one slot for any other rule character
 # The layout fields the version-2 model reads, in its order; later fields feed the typography block.
 LAYOUT_V2 = ("starts_line", "ends_line", "blank_before", "blank_after", "indented")
+_LAYOUT_V2_FIELDS = attrgetter(*LAYOUT_V2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,12 +158,16 @@ def _all_caps(s: str) -> float:
     return float(any(c.isalpha() for c in s))
 
 
+_FIRST_CHAR = itemgetter(0)
+
+
 @lru_cache(maxsize=1 << 14)
 def text_cues(text: str) -> tuple[float, ...]:
     """Cues of one line's text alone (cached: residual lines recur from window to window)."""
     s = text.strip()
     n = len(s)
-    words = _WORD.findall(s)
+    ascii_only = s.isascii()
+    words = (_ASCII_WORD if ascii_only else _WORD).findall(s)
     style = number_pattern(s) if s else None
     last, first = s[-1:], s[:1]
     cues = [
@@ -167,10 +175,10 @@ def text_cues(text: str) -> tuple[float, ...]:
         math.log1p(len(words)) / 5.0,
         float(n <= 40),
         float(n <= 80),
-        float(is_chinese(s)) if s else 0.0,
+        float(not ascii_only and is_chinese(s)),  # no ASCII text is Chinese
         float(first.isupper()),
         float(first.islower()),
-        sum(w[:1].isupper() for w in words) / len(words) if words else 0.0,
+        sum(map(str.isupper, map(_FIRST_CHAR, words))) / len(words) if words else 0.0,  # title-cased words
         _all_caps(s),
         float(first.isdigit()),
         min(outline_depth(s), 4) / 4.0,
@@ -179,36 +187,58 @@ def text_cues(text: str) -> tuple[float, ...]:
         min(len(_CODE.findall(s)) / max(n, 1) * 5.0, 1.0),
         float(s.startswith(("```", "~~~"))),
         float(bool(_URL.search(s))),
-        float(bool(_ENDS_ALNUM.search(s))),
+        float(_ALNUM.match(last) is not None),  # ends with a letter, digit or CJK character
     ]
     return (*cues, *_END_ONE_HOT.get(last, _NO_END), *_STYLE_ONE_HOT.get(style, _NO_STYLE))
 
 
-@lru_cache(maxsize=1 << 16)
-def style_cues(text: str, layout: LineLayout) -> tuple[float, ...]:
-    """Cues of model version 3: typography, underlines, callout and table-of-contents lines (cached: a line and
-    its layout recur in every window that shows them)."""
-    s = text.strip()
-    rule = [float(layout.underline == c) for c in UNDERLINES] + [float(bool(layout.underline) and layout.underline not in UNDERLINES)]
+_TYPOGRAPHY = attrgetter("size", "bold", "italic", "gap", "underline")
+
+
+@lru_cache(maxsize=1 << 10)
+def _typography_cues(typography: tuple) -> tuple[float, ...]:
+    """``typography_cues`` of a layout's ``_TYPOGRAPHY`` fields (cached on them: a document has few distinct
+    ones, and a tuple is hashed and compared faster than a ``LineLayout``)."""
+    size, bold, italic, gap, underline = typography
+    rule = [float(underline == c) for c in UNDERLINES] + [float(bool(underline) and underline not in UNDERLINES)]
     return (
-        float(layout.size != 1.0 or layout.bold or layout.italic or layout.gap > 0),  # typography known
-        min(max(layout.size - 1.0, -0.5), 1.5),
-        float(layout.size >= 1.12),
-        float(layout.bold),
-        float(layout.italic),
-        min(layout.gap, 4.0) / 4.0,
+        float(size != 1.0 or bold or italic or gap > 0),  # typography known
+        min(max(size - 1.0, -0.5), 1.5),
+        float(size >= 1.12),
+        float(bold),
+        float(italic),
+        min(gap, 4.0) / 4.0,
         *rule,
+    )
+
+
+def typography_cues(layout: LineLayout) -> tuple[float, ...]:
+    """The layout half of ``style_cues``: type size, weight and style, space above, underline."""
+    return _typography_cues(_TYPOGRAPHY(layout))
+
+
+@lru_cache(maxsize=1 << 14)
+def label_cues(text: str) -> tuple[float, ...]:
+    """The text half of ``style_cues``: callout, table-of-contents and capitalised lines (cached per line)."""
+    s = text.strip()
+    return (
         float(bool(_CALLOUT.match(s))),
-        float(bool(_TOC_ENTRY.search(s))),
+        float(_TOC_END.match(s[-1:]) is not None and _TOC_ENTRY.search(s) is not None),
         float(len(s) <= HEADING_CHARS and not _ASCII_LOWER.search(s) and len(_ASCII_LETTER.findall(s)) >= 3),
     )
+
+
+def style_cues(text: str, layout: LineLayout) -> tuple[float, ...]:
+    """Cues of model version 3: typography, underlines, callout and table-of-contents lines."""
+    return typography_cues(layout) + label_cues(text)
 
 
 N_TEXT_CUES = len(text_cues("x"))
 N_LAYOUT_CUES = 1 + len(LAYOUT_V2)  # "layout known" + the version-2 layout fields
 N_WINDOW_CUES = 4 + N_LAYOUT_CUES + 2 * RANKS + 3 + 1 + 2
 N_CUES_V2 = N_TEXT_CUES + N_WINDOW_CUES
-N_STYLE_CUES = len(style_cues("x", LineLayout()))
+N_TYPOGRAPHY_CUES = len(typography_cues(LineLayout()))
+N_STYLE_CUES = N_TYPOGRAPHY_CUES + len(label_cues("x"))
 N_CUES = N_CUES_V2 + N_STYLE_CUES  # version 3; a version-2 network reads the first N_CUES_V2 columns
 
 
@@ -258,7 +288,7 @@ def window_cues(lines: Sequence[str], n_residual: int, layout: Sequence[LineLayo
     col += 4
     if layout:
         out[:, col] = 1.0
-        out[:, col + 1 : col + N_LAYOUT_CUES] = [[getattr(x, f) for f in LAYOUT_V2] for x in layout]
+        out[:, col + 1 : col + N_LAYOUT_CUES] = list(map(_LAYOUT_V2_FIELDS, layout))
     col += N_LAYOUT_CUES
     whole = [x.starts_line and x.ends_line for x in layout] if layout else [True] * n
     keys = [numbering_key(t) if w else None for t, w in zip(lines, whole)]
@@ -271,8 +301,8 @@ def window_cues(lines: Sequence[str], n_residual: int, layout: Sequence[LineLayo
     out[:, col] = numbered / len(candidates) if candidates else 0.0
     out[:, col + 1] = min(numbered, 8) / 8.0
     col += 2
-    neutral = LineLayout()
-    out[:, col:] = [style_cues(t, layout[i] if layout else neutral) for i, t in enumerate(lines)]
+    out[:, col : col + N_TYPOGRAPHY_CUES] = list(map(typography_cues, layout)) if layout else typography_cues(LineLayout())
+    out[:, col + N_TYPOGRAPHY_CUES :] = list(map(label_cues, lines))
     return out
 
 
