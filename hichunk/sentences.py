@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
+from typing import NamedTuple
 
-from hichunk.document.model import Document
+import numpy as np
+
+from hichunk.document.model import Document, Line
 
 # Sentences shorter than this (stripped) are glued to the next one on the same
 # line, as in the reference implementation.
@@ -40,10 +43,13 @@ MAX_CHARS_ZH = 100
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 _ZH_END = re.compile(r"(?:……|…|[。！？；!?])[”’」』）》】〕\"')\]]*")
 _LATIN_END = re.compile(r"[.!?][\"'”’)\]]*\s")
+# A line may hold more than one sentence only where ``_LATIN_END`` or ``_CJK`` matches in it. Lines are
+# searched joined by NUL, which neither matches, and a match runs on to the next NUL (once a line, mostly).
+_LATIN_LINE = re.compile(_LATIN_END.pattern + r"[^\x00]*")
+_CJK_LINE = re.compile(_CJK.pattern + r"[^\x00]*")
 
 
-@dataclass(frozen=True, slots=True)
-class Sentence:
+class Sentence(NamedTuple):  # a tuple: one is made per sentence (0.2 µs; the frozen dataclass took 0.4 µs)
     """A sentence as a span of the document's clean view, within one line."""
 
     start: int
@@ -147,19 +153,64 @@ def glue_short(spans: list[tuple[int, int]], text: str, min_chars: int = MIN_SEN
     return out
 
 
+class SentenceSpans(NamedTuple):
+    """A document's sentences as columns: ``split_sentences`` without an object per sentence."""
+
+    starts: list[int]
+    ends: list[int]
+    lines: list[int]
+
+    @classmethod
+    def of(cls, sentences: list[Sentence]) -> SentenceSpans:
+        return cls([s.start for s in sentences], [s.end for s in sentences], [s.line for s in sentences])
+
+
 def split_sentences(doc: Document, min_chars: int = MIN_SENTENCE_CHARS) -> list[Sentence]:
     """All sentences of a document, in order; a heading line is one sentence, blank lines give none."""
-    out: list[Sentence] = []
-    for i, line in enumerate(doc.lines):
-        if line.heading is not None:
-            spans = [(0, len(line.text))] if line.text.strip() else []
-        else:
-            spans = split_line(line.text)
-            if len(spans) > 1:
-                spans = glue_short(spans, line.text, min_chars)
-        base = line.clean_start
-        out.extend(Sentence(base + a, base + b, i) for a, b in spans)
-    return out
+    return list(map(Sentence, *sentence_spans(doc, min_chars)))
+
+
+def sentence_spans(doc: Document, min_chars: int = MIN_SENTENCE_CHARS) -> SentenceSpans:
+    """``split_sentences`` as columns, which is all the tree builder reads.
+
+    Only the lines that may hold several sentences (``_lines_to_split``) go through ``split_line``;
+    every other non-blank line, most of them, is one sentence, and those are found all at once.
+    """
+    lines = doc.lines
+    n = len(lines)
+    texts = [line.text for line in lines]
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    split = _lines_to_split(lines, texts, lengths)
+    starts: list[int] = []  # the split lines' sentences
+    ends: list[int] = []
+    owners: list[int] = []
+    for i in split:
+        spans = split_line(texts[i])
+        if len(spans) > 1:
+            spans = glue_short(spans, texts[i], min_chars)
+        base = lines[i].clean_start
+        starts += [base + a for a, _ in spans]
+        ends += [base + b for _, b in spans]
+        owners += [i] * len(spans)
+    whole = (lengths > 0) & ~np.fromiter(map(str.isspace, texts), dtype=bool, count=n)  # not blank (as strip())
+    whole[split] = False
+    at = np.flatnonzero(whole)
+    line_starts = np.fromiter(map(attrgetter("clean_start"), lines), dtype=np.int64, count=n)[at]
+    line = np.concatenate([at, np.array(owners, dtype=np.int64)])
+    order = np.argsort(line, kind="stable")  # by line; a split line's sentences stay in their order
+    return SentenceSpans(np.concatenate([line_starts, np.array(starts, dtype=np.int64)])[order].tolist(),
+                         np.concatenate([line_starts + lengths[at], np.array(ends, dtype=np.int64)])[order].tolist(),
+                         line[order].tolist())
+
+
+def _lines_to_split(lines: list[Line], texts: list[str], lengths: np.ndarray) -> list[int]:
+    """Indexes of the non-heading lines that may hold more than one sentence (all others hold one or none)."""
+    joined = "\0".join(texts)
+    found = [m.start() for m in _LATIN_LINE.finditer(joined)]
+    if not joined.isascii():
+        found += [m.start() for m in _CJK_LINE.finditer(joined)]
+    ends = np.cumsum(lengths + 1)  # past each line's NUL
+    return [i for i in np.unique(ends.searchsorted(found, side="right")).tolist() if lines[i].heading is None]
 
 
 def truncate_for_model(text: str, max_chars_en: int = MAX_CHARS_EN, max_chars_zh: int = MAX_CHARS_ZH) -> str:

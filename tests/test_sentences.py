@@ -1,7 +1,19 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hichunk.document import parse_document
-from hichunk.sentences import glue_short, is_chinese, split_line, split_sentences, truncate_for_model
+from hichunk.document.model import Document, Line, OffsetMap
+from hichunk.sentences import (
+    Sentence,
+    SentenceSpans,
+    glue_short,
+    is_chinese,
+    sentence_spans,
+    split_line,
+    split_sentences,
+    truncate_for_model,
+)
 
 
 def pieces(text):
@@ -97,3 +109,48 @@ def test_splitting_sentences_never_imports_nltk():
             "assert 'nltk' not in sys.modules\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def reference_sentences(doc):
+    """``split_sentences`` as it was written first: every line through ``split_line``."""
+    out = []
+    for i, line in enumerate(doc.lines):
+        if line.heading is not None:
+            spans = [(0, len(line.text))] if line.text.strip() else []
+        else:
+            spans = split_line(line.text)
+            if len(spans) > 1:
+                spans = glue_short(spans, line.text)
+        out.extend(Sentence(line.clean_start + a, line.clean_start + b, i) for a, b in spans)
+    return out
+
+
+# Sentence ends, closing quotes, CJK, every kind of space (a NUL too: lines are searched joined by NULs).
+PIECES = ["Mr.", "Smith", "went", "home.", "Is it?", "Yes!", "e.g.", "(see", "this.)", '"Done."', "end.\u201d", "3.2",
+          "a" * 30, "\u4e2d\u6587", "\u53e5\u5b50\u3002", "\u8fd9\u662f\u4e00\u4e2a\u5f88\u957f\u7684\u4e2d\u6587\u53e5\u5b50\u3002",
+          "\u6d4b\u8bd5\uff01", "\u3053\u3093", "\ud55c", "\u2026",
+          "x.", "#", "# Title.", ".", "!", "?", "\x00", "\r"]
+SPACES = [" ", "  ", "\t", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u2028", "\u3000", ""]
+line_text = st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SPACES)), max_size=40).map(
+    lambda parts: "".join(p + s for p, s in parts))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(line_text, max_size=12), st.sampled_from(["markdown", "text", "html", "rst"]))
+def test_sentences_equal_the_line_by_line_reference(lines, fmt):
+    doc = parse_document("\n".join(lines), fmt)
+    assert split_sentences(doc) == reference_sentences(doc)
+    assert sentence_spans(doc) == SentenceSpans.of(reference_sentences(doc))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(line_text | st.text(max_size=60), st.sampled_from([None, 1, 3])), max_size=12))
+def test_sentences_equal_the_reference_on_any_lines(rows):
+    """Lines as any loader may make them: odd characters, newlines inside, headings anywhere."""
+    lines, pos = [], 0
+    for text, heading in rows:
+        lines.append(Line(pos, pos + len(text), text, heading))
+        pos += len(text) + 1
+    clean = "\n".join(text for text, _ in rows)
+    doc = Document("t", "text", clean, clean, lines, OffsetMap.identity(len(clean)))
+    assert split_sentences(doc) == reference_sentences(doc)

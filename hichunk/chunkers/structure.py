@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hichunk.chunkers.base import ChunkOptions
 from hichunk.document.model import Document
-from hichunk.sentences import split_sentences
+from hichunk.sentences import sentence_spans
 from hichunk.token_table import TokenTable
 from hichunk.tree.build import Boundary, build_tree
 from hichunk.tree.levels import fold_levels, merge_over_chunk
@@ -29,5 +29,5 @@ class StructureChunker:
         table = TokenTable(doc.clean, opts.tokenizer)
         if opts.merge_over_chunk:
             bounds = merge_over_chunk(bounds, doc.clean, opts.tokenizer, opts.leaf_tokens, table)
-        return build_tree(doc, bounds, opts.tokenizer, split_sentences(doc), opts.leaf_tokens,
+        return build_tree(doc, bounds, opts.tokenizer, sentence_spans(doc), opts.leaf_tokens,
                           {"method": self.name, "hints": opts.hints}, table=table)

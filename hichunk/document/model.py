@@ -19,6 +19,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 MAX_LEVEL = 10
 
@@ -52,13 +53,15 @@ class LineStyle:
     gap: float = 0.0  # vertical space above the line, in body line heights (0: none or unknown)
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):
     """One line of the clean view.
 
     ``clean_start``/``clean_end`` delimit ``text`` in ``Document.clean`` (no
     newline). ``heading`` is the level (1..10) given by explicit markup, or None.
     ``style`` is the line's typography where the format has one (PDF, DOCX).
+
+    A named tuple, not a frozen dataclass: one is made per line, and the
+    dataclass took 0.6 µs to make, the tuple 0.25 µs (making lines was a third of Markdown parsing).
     """
 
     clean_start: int

@@ -18,12 +18,14 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
+import numpy as np
+
 from hichunk.document.model import MAX_LEVEL, Document
 from hichunk.document.roles import heading_continuation
-from hichunk.sentences import Sentence
+from hichunk.sentences import Sentence, SentenceSpans
 from hichunk.token_table import TokenTable
 from hichunk.tokens import Tokenizer
-from hichunk.tree.leaves import Unit, pack_leaves
+from hichunk.tree.leaves import enforce_limit, pack_leaves
 from hichunk.tree.model import CHUNK, LEAF, ROOT, SECTION, ChunkTree, Node, Split
 
 _MARKERS = re.compile(r"^\s{0,3}#+\s*|\s+#+\s*$")
@@ -55,14 +57,17 @@ def heading_title(line_text: str) -> str:
 
 
 class _Builder:
-    def __init__(self, doc: Document, sentences: list[Sentence] | None, table: TokenTable, leaf_tokens: int | None,
+    def __init__(self, doc: Document, sentences: SentenceSpans | None, table: TokenTable, leaf_tokens: int | None,
                  known_counts: dict[int, int] | None = None):
         self.doc = doc
         self.sentences = sentences
-        self.sentence_starts = [s.start for s in sentences] if sentences is not None else None
+        self.sentence_starts = sentences.starts if sentences is not None else None
         self.line_starts = [line.clean_start for line in doc.lines]
         self.table = table
-        self.sentence_tokens: list[int] = []  # index of each sentence's first token (filled when leaves are cut)
+        # each sentence's first token index, tokens up to the next sentence, heading flag (filled when leaves are cut)
+        self.sentence_tokens: list[int] = []
+        self.sentence_sizes: list[int] = []
+        self.sentence_heads: list[bool] = []
         self.leaf_tokens = leaf_tokens
         self.known_counts = known_counts or {}
 
@@ -73,11 +78,22 @@ class _Builder:
         return range(first, last)
 
     def heading_only(self, start: int, end: int, title: bool) -> bool:
-        """True when every non-blank line of the span is a heading (or it is one title, on one line or two)."""
-        indexes = [i for i in self.lines_in(start, end) if not self.doc.lines[i].is_blank]
+        """True when every non-blank line of the span is a heading (or it is one title, on one line or two).
+
+        Reading stops at a third non-blank line once one of them is not a heading: the answer is False then.
+        """
+        lines = self.doc.lines
+        indexes: list[int] = []
+        body = False  # a non-blank line without a heading was seen
+        for i in self.lines_in(start, end):
+            if not lines[i].is_blank:
+                indexes.append(i)
+                body = body or not lines[i].heading
+                if body and len(indexes) > 2:
+                    return False
         if not indexes:
             return False
-        if all(self.doc.lines[i].heading for i in indexes):
+        if not body:
             return True
         return title and (len(indexes) == 1 or (len(indexes) == 2 and heading_continuation(self.doc, indexes[0]) == indexes[1]))
 
@@ -103,30 +119,40 @@ class _Builder:
             return None
         return bisect_left(self.sentence_starts, start), bisect_left(self.sentence_starts, end)
 
-    def units(self, start: int, end: int, titles: set[int]) -> tuple[list[Unit], list[int]]:
-        """Sentence units covering [start, end), each from a sentence start to the next, and their sizes.
+    def _units(self, start: int, end: int, titles: set[int],
+               tokens: dict[int, int]) -> tuple[list[int], int, list[bool], list[int]]:
+        """Sentence units covering [start, end), each from a sentence start to the next: ``pack_leaves``'s
+        starts, end, heading flags and sizes.
 
         A unit is a heading when its line has a heading hint or it opens a chunk
         flagged as titled (``titles`` holds those offsets). A unit's size is the
         number of the document's tokens that begin in it (sentence token offsets
-        from the one tokenisation, subtracted); leaves are counted exactly later.
+        from the one tokenisation, subtracted; ``tokens`` has those of ``start``
+        and ``end``); leaves are counted exactly later. The span's first unit runs
+        from ``start``, a sentence start or not; the others are slices of the
+        document's sentence lists (``_sentence_units``).
         """
-        assert self.sentence_starts is not None and self.sentences is not None
-        starts, lines, first_token = self.sentence_starts, self.doc.lines, self.sentence_tokens
+        starts, first_token = self.sentence_starts, self.sentence_tokens
+        assert starts is not None
+        if end <= start:
+            return [], end, [], []
         lo, hi = bisect_right(starts, start), bisect_left(starts, end)
-        out, sizes = [], []
-        first_end = starts[lo] if lo < hi else end
-        end_token = self.table.index(end)
-        if first_end > start:  # the span's start, a sentence start or not
-            line = lines[self.lines_in(start, start + 1)[0]]
-            out.append(Unit(start, first_end, bool(line.heading) or start in titles))
-            sizes.append((first_token[lo] if lo < hi else end_token) - self.table.index(start))
-        for k in range(lo, hi):
-            a, b = starts[k], starts[k + 1] if k + 1 < hi else end
-            if b > a:
-                out.append(Unit(a, b, bool(lines[self.sentences[k].line].heading) or a in titles))
-                sizes.append((first_token[k + 1] if k + 1 < hi else end_token) - first_token[k])
-        return out, sizes
+        line = self.doc.lines[self.lines_in(start, start + 1)[0]]
+        head = bool(line.heading) or start in titles
+        if lo == hi:
+            return [start], end, [head], [tokens[end] - tokens[start]]
+        return ([start, *starts[lo:hi]], end, [head, *self.sentence_heads[lo:hi]],
+                [first_token[lo] - tokens[start], *self.sentence_sizes[lo : hi - 1], tokens[end] - first_token[hi - 1]])
+
+    def _sentence_units(self, titles: set[int]) -> None:
+        """Each sentence's first token, size up to the next sentence and heading flag, for ``_units``."""
+        assert self.sentence_starts is not None and self.sentences is not None
+        lines = self.doc.lines
+        first_token = self.table.indexes(self.sentence_starts)
+        self.sentence_tokens = first_token.tolist()
+        self.sentence_sizes = np.diff(first_token).tolist()
+        heading_lines = {i for i, line in enumerate(lines) if line.heading}
+        self.sentence_heads = [i in heading_lines or a in titles for a, i in zip(self.sentences.starts, self.sentences.lines)]
 
     def count(self, a: int, b: int) -> int:
         n = self.known_counts.get(a)
@@ -159,17 +185,31 @@ class _Builder:
             self._absorb_headings(own, [self.heading_only(b.offset, e, b.title) for b, e in zip(bounds, ends)])
             titles = {b.offset for b in bounds if b.title}
             titles |= {second for b in bounds if b.title and (second := self.second_title_line(b.offset)) is not None}
-            assert self.sentence_starts is not None
-            self.sentence_tokens = self.table.indexes(self.sentence_starts).tolist()
-            for span in own:
-                units, sizes = self.units(*span, titles) if span is not None else ([], [])
-                leaf_spans.append(pack_leaves(self.table, units, self.leaf_tokens, sizes))
+            leaf_spans = self._leaves(own, titles)
             if not clean_len and doc.text:
                 leaf_spans = [[(0, 0, 0)]]
 
         tree_nodes = self._assemble(bounds, parents, own, leaf_spans)
         return ChunkTree(name=name, text=doc.text, clean=doc.clean, nodes=tree_nodes, splits=splits, meta=meta,
                          page_starts=list(doc.page_starts))
+
+    def _leaves(self, own: list[tuple[int, int] | None], titles: set[int]) -> list[list[tuple[int, int, int]]]:
+        """Each chunk's leaves (start, end, tokens): sentences packed by ``pack_leaves``, then every leaf of every
+        chunk counted in one ``span_counts`` and fitted by ``enforce_limit``."""
+        assert self.leaf_tokens is not None
+        self._sentence_units(titles)
+        spans = [span for span in own if span is not None]
+        points = sorted({x for span in spans for x in span})
+        tokens = dict(zip(points, self.table.indexes(points).tolist()))
+        packed = [pack_leaves(self.table, *self._units(a, b, titles, tokens), self.leaf_tokens) for a, b in spans]
+        counts = self.table.span_counts([leaf for leaves in packed for leaf in leaves])
+        fitted: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+        done = 0  # leaves counted before this chunk's
+        for span, leaves in zip(spans, packed):
+            cut, cut_counts = enforce_limit(self.table, leaves, self.leaf_tokens, counts[done : done + len(leaves)])
+            fitted[span] = [(a, b, n) for (a, b), n in zip(cut, cut_counts)]
+            done += len(leaves)
+        return [[] if span is None else fitted[span] for span in own]
 
     @staticmethod
     def _absorb_headings(own: list[tuple[int, int] | None], empty: list[bool]) -> None:
@@ -276,7 +316,7 @@ def build_tree(
     doc: Document,
     boundaries: list[Boundary],
     tokenizer: Tokenizer,
-    sentences: list[Sentence] | None = None,
+    sentences: SentenceSpans | list[Sentence] | None = None,
     leaf_tokens: int | None = 200,
     meta: dict | None = None,
     known_counts: dict[int, int] | None = None,
@@ -284,11 +324,14 @@ def build_tree(
 ) -> ChunkTree:
     """Chunk tree from boundaries. ``leaf_tokens=None`` makes every chunk a leaf.
 
-    ``known_counts`` (token counts of chunks by start offset) spares recounting
+    ``sentences``: the document's sentences, as ``sentence_spans`` gives them (a
+    ``split_sentences`` list is turned into those columns). ``known_counts`` (token counts of chunks by start offset) spares recounting
     when a size-based chunker already measured its chunks; ``table`` (the clean
     view's ``TokenTable``, shared with the chunker) spares tokenising it again.
     """
     if leaf_tokens is not None and sentences is None:
         raise ValueError("sentence-aligned leaves need the document's sentences")
+    if sentences is not None and not isinstance(sentences, SentenceSpans):
+        sentences = SentenceSpans.of(sentences)
     builder = _Builder(doc, sentences, table or TokenTable(doc.clean, tokenizer), leaf_tokens, known_counts)
     return builder.build(boundaries, doc.name, dict(meta or {}, leaf_tokens=leaf_tokens, tokenizer=tokenizer.name))

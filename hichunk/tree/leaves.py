@@ -7,18 +7,14 @@ is cut to fill it, so a heading always travels with the start of its body.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from bisect import bisect_right
+from collections.abc import Sequence
+from itertools import accumulate
 
 import numpy as np
 
 from hichunk.token_table import TokenTable
 from hichunk.tokens import cut_after_space
-
-
-class Unit(NamedTuple):  # a tuple: tens of thousands are made per document set
-    start: int  # clean offsets
-    end: int
-    heading: bool = False
 
 
 def cut_by_tokens(table: TokenTable, start: int, end: int, limit: int, first_limit: int | None = None) -> list[int]:
@@ -38,52 +34,64 @@ def cut_by_tokens(table: TokenTable, start: int, end: int, limit: int, first_lim
     return cuts
 
 
-def pack_leaves(table: TokenTable, units: list[Unit], limit: int, sizes: list[int] | None = None) -> list[tuple[int, int, int]]:
-    """Leaves (start, end, tokens) covering ``units`` (which must be contiguous), each at most ``limit`` tokens.
+def pack_leaves(table: TokenTable, starts: Sequence[int], end: int, headings: Sequence[bool], sizes: Sequence[int],
+                limit: int) -> list[tuple[int, int]]:
+    """Leaf spans covering units, each of at most ``limit`` tokens by the units' sizes (``enforce_limit`` then
+    makes each fit when counted on its own; a caller with many chunks does that for all of them at once).
 
-    ``sizes``: each unit's tokens when the caller has them (``_unit_sizes`` otherwise).
+    Unit ``i`` spans ``starts[i]`` to the next start (the last one to ``end``); ``headings[i]`` says it is a
+    heading and ``sizes[i]`` (at least 0) is its tokens (of the one tokenisation). The run of units that
+    fit whole is found by one search of the running sizes, so the loop turns once per leaf, not once per
+    sentence.
     """
-    if not units:
+    if not starts:
         return []
-    sizes = _unit_sizes(table, units) if sizes is None else sizes
+    prefix = list(accumulate(sizes, initial=0))  # prefix[i]: tokens of the units before unit i
+    n = len(starts)
     cuts: list[int] = []  # leaf starts after the first
     used = 0  # tokens in the current leaf
     only_headings = True  # current leaf holds nothing but headings (or nothing)
-    for unit, size in zip(units, sizes):
-        if used and used + size > limit and not only_headings:
-            cuts.append(unit.start)
+    i = 0
+    while i < n:
+        # units i..k-1 join the current leaf whole; unit k (if any) does not fit
+        k = bisect_right(prefix, limit - used + prefix[i], i + 1) - 1
+        if k > i:
+            used += prefix[k] - prefix[i]
+            only_headings = only_headings and all(headings[i:k])
+        if k == n:
+            break
+        size = sizes[k]
+        if used and not only_headings:
+            cuts.append(starts[k])
             used, only_headings = 0, True
         if used + size <= limit:
             used += size
-            only_headings = only_headings and unit.heading
-            continue
-        inner = cut_by_tokens(table, unit.start, unit.end, limit, first_limit=max(limit - used, 1) if used else None)
-        cuts.extend(inner)
-        used = table.count(inner[-1] if inner else unit.start, unit.end)
-        only_headings = False
-    bounds = [units[0].start, *cuts, units[-1].end]
-    spans, counts = enforce_limit(table, [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a], limit)
-    return [(a, b, n) for (a, b), n in zip(spans, counts)]
+            only_headings = only_headings and headings[k]
+        else:
+            unit_end = starts[k + 1] if k + 1 < n else end
+            inner = cut_by_tokens(table, starts[k], unit_end, limit, first_limit=max(limit - used, 1) if used else None)
+            cuts.extend(inner)
+            used = table.count(inner[-1] if inner else starts[k], unit_end)
+            only_headings = False
+        i = k + 1
+    bounds = [starts[0], *cuts, end]
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
-def _unit_sizes(table: TokenTable, units: list[Unit]) -> list[int]:
-    """Tokens of the text that begin in each unit (from the one tokenisation; exact leaf counts come later)."""
-    bounds = np.append(table.indexes([u.start for u in units]), table.index(units[-1].end))
-    return np.diff(bounds).tolist()
-
-
-def enforce_limit(table: TokenTable, spans: list[tuple[int, int]], limit: int) -> tuple[list[tuple[int, int]], list[int]]:
+def enforce_limit(table: TokenTable, spans: list[tuple[int, int]], limit: int,
+                  first_counts: list[int] | None = None) -> tuple[list[tuple[int, int]], list[int]]:
     """Make every span fit ``limit`` tokens when counted on its own; returns spans and their counts.
 
     Token counts are not quite additive (a span counted alone may gain a
     leading-space token), so a span found too long is cut at the longest prefix
     that fits and its remainder is moved into the next span, which keeps sizes
-    even instead of leaving crumbs.
+    even instead of leaving crumbs. ``first_counts``: the spans' counts
+    (``table.span_counts``) when the caller has them.
     """
     out: list[tuple[int, int]] = []
     counts: list[int] = []
     carry: int | None = None
-    first_counts = table.span_counts(spans)
+    first_counts = table.span_counts(spans) if first_counts is None else first_counts
     for i, (a, b) in enumerate(spans):
         n = first_counts[i] if carry is None else table.count(carry, b)
         a = carry if carry is not None else a
