@@ -251,10 +251,11 @@ class TokenTable:
             by_words = cache is not None and not len(unsafe[-1]) and end - offset <= self.tokenizer.piece_chars
             built.append(self._from_words(piece, codes, offset, cache, dtype) if by_words else None)
 
-        def tokenise(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        def tokenise(span: tuple[int, int]) -> tuple[np.ndarray | None, np.ndarray]:
             piece = self.text[span[0] : span[1]]
             piece_ids, piece_starts = self.tokenizer.encode(piece)
-            return piece_ids, (visible_starts(piece, np.asarray(piece_starts)) + span[0]).astype(dtype)
+            starts = (visible_starts(piece, np.asarray(piece_starts)) + span[0]).astype(dtype)
+            return (piece_ids if self.keep_ids else None), starts  # ids held only when kept: a huge text's peak
 
         direct = iter(map_in_threads(tokenise, [span for span, done in zip(parts, built) if done is None]))
         encoded = [done if done is not None else next(direct) for done in built]
@@ -267,13 +268,14 @@ class TokenTable:
             self._unsafe = np.concatenate(unsafe).tolist()
 
     def _from_words(self, piece: str, codes: np.ndarray, offset: int, cache: _WordCache,
-                    dtype: type) -> tuple[np.ndarray, np.ndarray]:
-        """Ids and visible starts of a part with no unsafe character, from its words' cached tokens."""
+                    dtype: type) -> tuple[np.ndarray | None, np.ndarray]:
+        """Ids (only with ``keep_ids``) and visible starts of a part with no unsafe character, from its words'
+        cached tokens."""
         words = piece.split()  # splits at plain whitespace exactly, there being no unsafe character
         space = _plain(codes)
         begins = np.flatnonzero(~space & np.concatenate(([True], space[:-1])))
         ids, rel, n = cache.tokens(words, self.tokenizer)
-        return ids, (np.repeat(begins + offset, n) + rel).astype(dtype)
+        return (ids if self.keep_ids else None), (np.repeat(begins + offset, n) + rel).astype(dtype)
 
     @property
     def all_starts(self) -> np.ndarray:
