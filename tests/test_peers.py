@@ -61,6 +61,26 @@ def test_missed_signatures_join_the_found_ones():
     assert styled_peers_as_titles(found, texts, [PARAGRAPH] * len(texts)) == found | {5: (2, True), 7: (2, True)}
 
 
+def test_a_fifth_of_an_api_references_signatures_found_is_enough_whatever_their_levels_share():
+    """Short entries are the ones missed: two of eight found still make all eight entries; prose headings of the
+    same level (``Usage``, ``Examples``) outnumbering them do not stop it."""
+    entries = [f"def has_{name}()" for name in ("buvid3", "buvid4", "sessdata", "bili_jct", "dedeuserid",
+                                                   "ac_time", "cookies", "proxy")]
+    texts = ["Module credential"]
+    for entry in entries:
+        texts += [entry, "是否提供该字段"]
+    prose = ["Usage", "Examples", "Errors", "Changes", "Authors"]
+    for heading in prose:
+        texts += [heading, "Some prose about it."]
+    layout = [PARAGRAPH] * len(texts)
+    prose_at = {u: (2, True) for u in range(17, 27, 2)}
+    found = {0: (1, True), 1: (2, True), 7: (2, True)} | prose_at
+    assert styled_peers_as_titles(found, texts, layout) == found | {u: (2, True) for u in range(1, 17, 2)}
+    one_found = {0: (1, True), 7: (2, True)} | prose_at  # one signature is no evidence
+    assert styled_peers_as_titles(one_found, texts, layout) == one_found
+    few = texts + [f"def extra_{i}()" if i % 2 == 0 else "说明" for i in range(6)]  # two of eleven: under a fifth
+    assert styled_peers_as_titles(found, few, [PARAGRAPH] * len(few)) == found
+
 
 def test_annotated_fields_are_not_the_peers_of_found_signatures():
     texts = ["get_info(uid)", "返回账号的信息", "uid (int): 用户 ID", "name (str): 姓名",

@@ -13,7 +13,12 @@ those starts are most of the titled starts of their level, the other lines of
 that style are headings of that level too. Capitals inside running text, a
 keyword list (``ONLY``, ``ASC``) where only a few keywords were taken for
 titles, and a line right under a start (a subtitle, a first line of content)
-are left alone. Model-agnostic, like the other document-level passes.
+are left alone. Code signatures need less evidence: an API reference's short
+entries (``def has_buvid3()`` over one line of description) are the ones a model
+misses most, and a call shape on a line of its own is no keyword list, so a fifth
+of them found (two at least) is enough, whatever share of their level they make
+(an API section's entries share their level with prose headings such as "Usage").
+Model-agnostic, like the other document-level passes.
 
 Typeset documents have one more such style: the chapter type. A thesis sets
 "摘 要", "致 谢", "参考文献" and "附录 A 常见问题" in the same large type as
@@ -38,6 +43,7 @@ from hichunk.textnorm import fold
 
 MIN_FOUND = 2  # predicted titles of a style before its other lines follow them
 MIN_SHARE_OF_STYLE = 0.5  # of the style's standalone lines, predicted titles
+MIN_SHARE_OF_SIGNATURES = 0.2  # the same for code signatures (leave-family-out: 0.2 and 0.1 alike, 0.3 less)
 MIN_SHARE_OF_LEVEL = 0.5  # of the level's titled starts, the style's
 LARGE_TYPE = 1.25  # a font this much larger than the body's: a chapter type
 MIN_SHARE_OF_TYPE = 0.25  # of the type's standalone lines, titled starts of one level (a title page has some too)
@@ -75,13 +81,15 @@ def styled_peers_as_titles(points: dict[int, tuple[int, bool]], texts: Sequence[
         return points
     titled_at = Counter(level for level, title in points.values() if title)
     out = dict(points)
-    for members in _peer_groups(texts, layout).values():
+    for style, members in _peer_groups(texts, layout).items():
+        signatures = style[0] == "signature"
         found = [u for u in members if points.get(u, (0, False))[1]]
-        if len(found) < MIN_FOUND or len(found) < MIN_SHARE_OF_STYLE * len(members):
+        share = MIN_SHARE_OF_SIGNATURES if signatures else MIN_SHARE_OF_STYLE
+        if len(found) < MIN_FOUND or len(found) < share * len(members):
             continue
         counts = Counter(points[u][0] for u in found)
         level = min(counts, key=lambda lv: (-counts[lv], lv))
-        if counts[level] < MIN_SHARE_OF_LEVEL * titled_at[level]:
+        if not signatures and counts[level] < MIN_SHARE_OF_LEVEL * titled_at[level]:
             continue
         for unit in members:
             if unit not in out and unit - 1 not in points:
