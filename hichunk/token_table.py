@@ -104,10 +104,28 @@ def _plain(codes: np.ndarray) -> np.ndarray:
     return _PLAIN_LOOKUP[np.minimum(codes, len(_PLAIN_LOOKUP) - 1)] & (codes < len(_PLAIN_LOOKUP))
 
 
+# ``_unsafe`` of the Basic Multilingual Plane's code points, filled as they are met (``_BMP_KNOWN``): a part's
+# characters are then checked with one lookup, not one call per distinct character (Chinese parts have hundreds).
+_BMP_UNSAFE = np.zeros(0x10000, dtype=bool)
+_BMP_KNOWN = np.zeros(0x10000, dtype=bool)
+
+
 def _unsafe_at(codes: np.ndarray) -> np.ndarray:
     """Positions of the unsafe characters among ``codes``."""
-    odd = np.unique(codes[codes - 0x20 >= 0x5F]).tolist()  # below the space or past "~" (uint32 wraps)
-    bad = [c for c in odd if _unsafe(chr(c))]
+    odd_at = codes - 0x20 >= 0x5F  # below the space or past "~" (uint32 wraps): the only ones that can be unsafe
+    odd = codes[odd_at]
+    if not len(odd):
+        return np.zeros(0, dtype=np.int64)
+    if odd.max() < 0x10000:
+        known = _BMP_KNOWN[odd]
+        if not known.all():
+            new = np.unique(odd[~known]).tolist()
+            _BMP_UNSAFE[new] = [_unsafe(chr(c)) for c in new]  # the value first: a reader trusts a known one
+            _BMP_KNOWN[new] = True
+        bad_at = _BMP_UNSAFE[odd]
+        return np.flatnonzero(odd_at)[bad_at] if bad_at.any() else np.zeros(0, dtype=np.int64)
+    distinct = np.unique(odd).tolist()
+    bad = [c for c in distinct if _unsafe(chr(c))]
     return np.flatnonzero(np.isin(codes, bad)) if bad else np.zeros(0, dtype=np.int64)
 
 
@@ -141,8 +159,10 @@ class _WordCache:
         self.ids = np.zeros(1 << 13, dtype=np.int32)
         self.rel = np.zeros(1 << 13, dtype=np.int32)
 
-    def tokens(self, words: list[str], tokenizer: Tokenizer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Ids and visible starts (relative to their word's start) of the tokens of ``words``, and each word's count."""
+    def tokens(self, words: list[str], tokenizer: Tokenizer,
+               with_ids: bool = True) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+        """Ids (None unless ``with_ids``) and visible starts (relative to their word's start) of the tokens of
+        ``words``, and each word's count."""
         with self.lock:
             if len(self.slots) > _MAX_CACHED_WORDS or self.chars > _MAX_CACHED_CHARS:
                 self._clear()
@@ -154,7 +174,7 @@ class _WordCache:
             first, n, ids, rel = self.first[slots], self.n[slots], self.ids, self.rel
         ends = np.cumsum(n)
         at = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(first - ends + n, n)
-        return ids[at], rel[at], n
+        return (ids[at] if with_ids else None), rel[at], n
 
     def _add(self, words: list[str], tokenizer: Tokenizer) -> None:
         """Tokenise unseen words, joined by spaces in batches the tokenizer takes in one piece."""
@@ -274,8 +294,8 @@ class TokenTable:
         words = piece.split()  # splits at plain whitespace exactly, there being no unsafe character
         space = _plain(codes)
         begins = np.flatnonzero(~space & np.concatenate(([True], space[:-1])))
-        ids, rel, n = cache.tokens(words, self.tokenizer)
-        return (ids if self.keep_ids else None), (np.repeat(begins + offset, n) + rel).astype(dtype)
+        ids, rel, n = cache.tokens(words, self.tokenizer, self.keep_ids)
+        return ids, (np.repeat(begins + offset, n) + rel).astype(dtype)
 
     @property
     def all_starts(self) -> np.ndarray:

@@ -2,7 +2,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hichunk.document import parse_document
-from hichunk.document.markdown import FENCE, SETEXT, _scan_headings, markdown_heading_level, split_raw_lines
+from hichunk.document.markdown import (
+    FENCE,
+    SETEXT,
+    _raw_lines,
+    _scan_headings,
+    markdown_heading_level,
+    parse_markdown,
+    parse_text,
+    split_raw_lines,
+)
+from hichunk.document.model import Line
 
 
 def headings(doc):
@@ -79,4 +89,36 @@ LINES = ["```", "~~~", "````", "``` py", "~~~ ", "# h", "## h", "   # x", "    #
 def test_the_heading_scan_reads_only_marked_lines_and_finds_what_a_line_by_line_scan_finds(lines):
     body = "\n".join(lines)
     spans = split_raw_lines(body)
-    assert _scan_headings(body, spans) == scan_every_line(body, spans)
+    starts, _, contents = _raw_lines(body)
+    assert _scan_headings(body, starts, contents) == scan_every_line(body, spans)
+
+
+def previous_split_raw_lines(text):
+    """``split_raw_lines`` as it was: one ``find`` per line."""
+    spans = []
+    start, n = 0, len(text)
+    while True:
+        nl = text.find("\n", start)
+        end = n if nl < 0 else nl
+        content_end = end - 1 if end > start and text[end - 1] == "\r" else end
+        spans.append((start, content_end))
+        if nl < 0:
+            return spans
+        start = nl + 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(LINES + ["", "\r", "a\r", "\r\r", "  ", "x\ry", "\u2028", "\ufeff# T"]), max_size=30),
+       st.sampled_from(["\n", "\r\n"]))
+def test_lines_are_split_as_by_the_previous_loop_and_made_as_by_the_line_constructor(lines, newline):
+    body = newline.join(lines)
+    assert split_raw_lines(body) == previous_split_raw_lines(body)
+    starts, ends, contents = _raw_lines(body)
+    assert contents == [body[s:e] for s, e in zip(starts, ends)]
+    doc = parse_markdown(body)
+    if doc.clean == body.removeprefix("\ufeff"):  # no setext heading rewritten
+        clean = doc.clean
+        levels = dict(doc.headings)
+        assert doc.lines == [Line(s, e, clean[s:e], levels.get(i)) for i, (s, e) in enumerate(previous_split_raw_lines(clean))]
+    clean = body.removeprefix("\ufeff")
+    assert parse_text(body).lines == [Line(s, e, clean[s:e]) for s, e in previous_split_raw_lines(clean)]

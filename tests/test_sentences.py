@@ -154,3 +154,57 @@ def test_sentences_equal_the_reference_on_any_lines(rows):
     clean = "\n".join(text for text, _ in rows)
     doc = Document("t", "text", clean, clean, lines, OffsetMap.identity(len(clean)))
     assert split_sentences(doc) == reference_sentences(doc)
+
+
+# Words around Punkt's candidates: abbreviations, initials, numbers, ellipses and dashes, closing quotes and
+# brackets, sentence starters, and every kind of space Punkt's regexes treat apart.
+PUNKT_PIECES = ["Dr.", "Mr.", "e.g.", "etc.", "U.S.", "J.", "No.", "5.", "3.2", "p.m.", "Fig.", "i.e.", "He", "The",
+                "the", "went", "home.", "home", "Is", "it?", "Yes!", "Wow!!!", "?!", "...", ". . .", "--", "-", ".",
+                "!", "?", '"', "'", ")", "]", "}", "(", '."', '?"', ".)", ".'", "\u201d", "\u2019", "\u00bb", "a.b",
+                "x.", "end.\u201d", "(see", "this.)", "\u4e2d\u6587\u3002", "\u2026"]
+PUNKT_SPACES = [" ", " ", "  ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u2028", "\u3000", ""]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PUNKT_PIECES), st.sampled_from(PUNKT_SPACES)), max_size=30))
+def test_punkt_starts_equal_punkts_own_spans(parts):
+    """``_punkt_starts`` runs Punkt's steps without its objects: the same sentence starts as ``span_tokenize``."""
+    from hichunk.sentences import _punkt_starts, punkt_tokenizer
+
+    text = "".join(p + s for p, s in parts)
+    assert _punkt_starts(text) == [s for s, _ in punkt_tokenizer().span_tokenize(text)][1:], text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(".!?\"')]}([-\u201d\u2019\u00ab\u00bb aAbZ1 \t\n\x0b\u3000\u4e2d\u3002")), max_size=60))
+def test_punkt_starts_equal_punkts_own_spans_on_any_punctuation(text):
+    from hichunk.sentences import _punkt_starts, punkt_tokenizer
+
+    assert _punkt_starts(text) == [s for s, _ in punkt_tokenizer().span_tokenize(text)][1:], text
+
+
+def test_punkt_starts_equal_punkts_own_spans_on_the_docs():
+    import glob
+    import os
+
+    from hichunk.sentences import _punkt_starts, punkt_tokenizer
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files = glob.glob(os.path.join(root, "hichunk", "samples", "*.md")) + glob.glob(os.path.join(root, "docs", "**", "*.md"),
+                                                                                      recursive=True)
+    paragraphs = [p for f in files for p in open(f, encoding="utf-8").read().split("\n") if p.strip()]
+    assert len(paragraphs) > 1000
+    for p in paragraphs:
+        assert _punkt_starts(p) == [s for s, _ in punkt_tokenizer().span_tokenize(p)][1:], p
+
+
+def test_punkt_starts_asks_punkt_itself_when_its_parts_are_not_the_ones_followed(monkeypatch):
+    """A ``punkt`` release whose rules differ from the steps ``_punkt_starts`` follows is not an error: Punkt
+    answers itself, with the same starts."""
+    from hichunk import sentences
+
+    text = "Dr. Smith went home. He said \"no.\" Then -- after a pause... he left! Why? Because."
+    expected = [s for s, _ in sentences.punkt_tokenizer().span_tokenize(text)][1:]
+    monkeypatch.setattr(sentences, "_punkt_parts", lambda: None)
+    assert sentences._punkt_starts(text) == expected
+    assert len(expected) >= 4

@@ -158,3 +158,19 @@ def test_a_full_word_cache_is_cleared_and_refilled():
             ids, starts = tokens_part_by_part(text, tokenizer)
             assert np.array_equal(table.ids, ids) and np.array_equal(table.all_starts, starts)
             assert len(token_table._word_cache(tokenizer).slots) == 400  # this text's words only
+
+
+def previous_unsafe_at(codes):
+    """``_unsafe_at`` as it was: each distinct odd code point asked of ``_unsafe``."""
+    odd = np.unique(codes[codes - 0x20 >= 0x5F]).tolist()
+    bad = [c for c in odd if token_table._unsafe(chr(c))]
+    return np.flatnonzero(np.isin(codes, bad)) if bad else np.zeros(0, dtype=np.int64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(list("\x00\x1c\x85\xa0\u200b\u2028\u3000\u3164\ufe0f\U000e0001 a\u4e2d")),
+               max_size=80))
+def test_unsafe_positions_equal_the_previous_functions(text):
+    codes = token_table._code_points(text)
+    got, want = token_table._unsafe_at(codes), previous_unsafe_at(codes)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from operator import itemgetter
+from itertools import accumulate, repeat
+from operator import add
 
 from hichunk.document.model import MAX_LEVEL, Document, Line, OffsetMap
 
@@ -25,23 +26,36 @@ BOM = "\ufeff"
 
 def split_raw_lines(text: str) -> list[tuple[int, int]]:
     """(start, end) of each line's content in ``text``; end excludes ``\\n`` and a ``\\r`` before it."""
-    spans = []
-    start, n = 0, len(text)
-    while True:
-        nl = text.find("\n", start)
-        end = n if nl < 0 else nl
-        content_end = end - 1 if end > start and text[end - 1] == "\r" else end
-        spans.append((start, content_end))
-        if nl < 0:
-            return spans
-        start = nl + 1
+    starts, ends, _ = _raw_lines(text)
+    return list(zip(starts, ends))
+
+
+def _raw_lines(text: str) -> tuple[list[int], list[int], list[str]]:
+    """``split_raw_lines``'s starts and ends, and each line's content (``text[start:end]``), found for all
+    lines at once."""
+    contents = text.split("\n")
+    lengths = list(map(len, contents))
+    starts = list(accumulate(map((1).__add__, lengths[:-1]), initial=0))
+    ends = list(map(add, starts, lengths))
+    if "\r" in text:
+        for i, line in enumerate(contents):
+            if line.endswith("\r"):
+                contents[i] = line[:-1]
+                ends[i] -= 1
+    return starts, ends, contents
+
+
+def _lines(starts: list[int], ends: list[int], texts: list[str], headings: list[int | None]) -> list[Line]:
+    """``[Line(*fields, None) for fields in zip(starts, ends, texts, headings)]``, without a Python call per line."""
+    return list(map(tuple.__new__, repeat(Line), zip(starts, ends, texts, headings, repeat(None))))
 
 
 def parse_text(text: str, name: str = "<text>") -> Document:
     """Plain text: one Line per raw line, no heading hints."""
     skip = 1 if text.startswith(BOM) else 0
     clean = text[skip:]
-    lines = [Line(s, e, clean[s:e]) for s, e in split_raw_lines(clean)]
+    starts, ends, contents = _raw_lines(clean)
+    lines = _lines(starts, ends, contents, [None] * len(starts))
     return Document(name, "text", text, clean, lines, _shifted_identity(len(clean), skip))
 
 
@@ -59,15 +73,18 @@ def parse_markdown(text: str, name: str = "<text>") -> Document:
     """Markdown: heading hints from ATX/setext headings outside code fences."""
     skip = 1 if text.startswith(BOM) else 0
     body = text[skip:]
-    raw_spans = split_raw_lines(body)
-    levels, setext_under = _scan_headings(body, raw_spans)
+    starts, ends, contents = _raw_lines(body)
+    levels, setext_under = _scan_headings(body, starts, contents)
     if not setext_under:
-        lines = [Line(s, e, body[s:e], levels.get(i)) for i, (s, e) in enumerate(raw_spans)]
+        headings: list[int | None] = [None] * len(starts)
+        for i, level in levels.items():
+            headings[i] = level
+        lines = _lines(starts, ends, contents, headings)
         return Document(name, "markdown", text, body, lines, _shifted_identity(len(body), skip))
-    return _rewrite_setext(text, body, skip, name, raw_spans, levels, setext_under)
+    return _rewrite_setext(text, body, skip, name, list(zip(starts, ends)), levels, setext_under)
 
 
-def _scan_headings(body: str, raw_spans: list[tuple[int, int]]) -> tuple[dict[int, int], set[int]]:
+def _scan_headings(body: str, starts: list[int], contents: list[str]) -> tuple[dict[int, int], set[int]]:
     """Heading level by line index, and indexes of setext underline lines.
 
     Only the first line and lines that may be a fence, a heading or an underline are read (an eighth of
@@ -79,14 +96,12 @@ def _scan_headings(body: str, raw_spans: list[tuple[int, int]]) -> tuple[dict[in
     fence: str | None = None
     prev_paragraph = False
     last = -1  # the line read last
-    marked = [bisect_right(raw_spans, m.start() + 1, key=itemgetter(0)) - 1 for m in _MARKED_LINE.finditer(body)]
+    marked = [bisect_right(starts, m.start() + 1) - 1 for m in _MARKED_LINE.finditer(body)]
     for i in [0, *marked]:
         if fence is None and last < i - 1:  # the line above is one of those not read: plain text
-            s, e = raw_spans[i - 1]
-            prev_paragraph = _paragraph_line(body[s:e])
+            prev_paragraph = _paragraph_line(contents[i - 1])
         last = i
-        s, e = raw_spans[i]
-        line = body[s:e]
+        line = contents[i]
         m = FENCE.match(line)
         if fence is not None:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():

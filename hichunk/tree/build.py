@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -151,8 +152,13 @@ class _Builder:
         first_token = self.table.indexes(self.sentence_starts)
         self.sentence_tokens = first_token.tolist()
         self.sentence_sizes = np.diff(first_token).tolist()
-        heading_lines = {i for i, line in enumerate(lines) if line.heading}
-        self.sentence_heads = [i in heading_lines or a in titles for a, i in zip(self.sentences.starts, self.sentences.lines)]
+        heading_lines = np.fromiter(map(bool, map(attrgetter("heading"), lines)), dtype=bool, count=len(lines))
+        heads = heading_lines[np.asarray(self.sentences.lines, dtype=np.int64)]
+        starts = self.sentence_starts
+        for a in titles:  # the sentences that start at a title (a few per document)
+            first = bisect_left(starts, a)
+            heads[first : bisect_right(starts, a, first)] = True
+        self.sentence_heads = heads.tolist()
 
     def count(self, a: int, b: int) -> int:
         n = self.known_counts.get(a)
@@ -244,8 +250,10 @@ class _Builder:
 
         nodes: list[Node] = [Node(0, ROOT, 0, 0, len(doc.text), 0, len(doc.clean))]
 
+        clean_len, text_len, offsets = len(doc.clean), len(doc.text), doc.offsets
+
         def raw(offset: int) -> int:
-            return len(doc.text) if offset >= len(doc.clean) else doc.raw_offset(offset)
+            return text_len if offset >= clean_len else offsets(offset)  # ``doc.raw_offset`` within the text
 
         def new(kind: str, parent: Node, level: int, split: int | None, span=(0, 0)) -> Node:
             a, b = span
@@ -256,12 +264,17 @@ class _Builder:
         def attach(node: Node) -> None:
             nodes[node.parent].children.append(node.id)
 
-        def add_leaves(parent: Node, i: int) -> None:
+        sentence_starts = self.sentence_starts
+
+        def add_leaves(parent: Node, i: int) -> None:  # ``new`` and ``attach`` for each leaf, inlined
+            level, kids = bounds[i].level, parent.children
             for a, b, n in leaf_spans[i]:
-                leaf = new(LEAF, parent, bounds[i].level, i, (a, b))
+                leaf = Node(len(nodes), LEAF, level, 0 if a == 0 else raw(a), raw(b), a, b, parent=parent.id, split=i)
                 leaf.tokens = n
-                leaf.sentences = self.sentence_span(a, b)
-                attach(leaf)
+                if sentence_starts is not None:
+                    leaf.sentences = (bisect_left(sentence_starts, a), bisect_left(sentence_starts, b))
+                nodes.append(leaf)
+                kids.append(leaf.id)
 
         def add_split(i: int, parent: Node) -> None:
             b = bounds[i]
