@@ -43,3 +43,21 @@ def test_numbered_headings_lines_introducing_a_list_and_found_titles_stay():
     skipped = ["机器人收不到消息", "1. 检查应用", "3. 重启网关"]  # not the next number: no list evidence
     assert starts_on_titles_above_lists({1: (3, False)}, skipped, [PARAGRAPH, FIRST_ITEM, LAST_ITEM]) == {1: (3, False)}
     assert starts_on_titles_above_lists({2: (3, False)}, STEPS, None) == {2: (3, False)}
+
+
+def test_a_start_on_a_later_item_of_a_tight_list_is_dropped():
+    """ "3. 方便个性化定制" right under "2." is the list's third item, not a numbered heading: it ends nothing."""
+    faq = ["相比于 airbnb 规则有什么优势", "1. 拥有官方维护的规则", "2. 先进性", "3. 方便个性化定制，包含中文讲解",
+           "你这个确实很好", "没关系。", "- 检查权限", "- 查看日志"]
+    layout = [PARAGRAPH, FIRST_ITEM, ITEM, LAST_ITEM, PARAGRAPH, PARAGRAPH, FIRST_ITEM, LAST_ITEM]
+    points = {0: (2, True), 3: (1, True), 4: (2, True), 7: (3, False)}
+    assert starts_on_titles_above_lists(points, faq, layout) == {0: (2, True), 4: (2, True)}
+    # numbered headings with text under them, a list's first item, an item after a blank line and a number
+    # that does not follow the one above keep their starts
+    numbered = ["1. Introduction", "This manual explains the tool.", "2. Installing", "Run make."]
+    kept = {0: (1, True), 2: (1, True)}
+    assert starts_on_titles_above_lists(kept, numbered, [PARAGRAPH] * 4) == kept
+    loose = ["1. 检查应用", "2. 检查事件订阅"]
+    assert starts_on_titles_above_lists({1: (2, False)}, loose, [PARAGRAPH, PARAGRAPH]) == {1: (2, False)}
+    skipped = ["1. 检查应用", "3. 重启网关"]
+    assert starts_on_titles_above_lists({1: (2, False)}, skipped, [FIRST_ITEM, LAST_ITEM]) == {1: (2, False)}

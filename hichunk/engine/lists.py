@@ -1,4 +1,5 @@
-"""A chunk predicted to start at the first item of a list under a title line starts at the title.
+"""A chunk predicted to start at the first item of a list under a title line starts at the title; none starts
+at a later item.
 
 How-to pages title their steps with short headings over a tight list
 (``机器人收不到消息`` / ``1. 检查应用是否已发布`` / ``2. 检查事件订阅``). With
@@ -13,6 +14,12 @@ a colon that introduces the list), the start moves up onto the title. A
 numbered heading ("1. Introduction") has body text under it, not its sibling
 "2." on the next line, so it is left alone. Model-agnostic, like the other
 document-level passes.
+
+The other items of a tight list never start a section: a start on an item
+whose line follows the item before it with no blank line (the same bullet,
+or the number one less: "3. 方便个性化定制" right under "2. 先进性") is dropped.
+A model that took such a line for a numbered heading ends the section in the
+middle of its list, and its level (often 1) skews the levels of the real headings.
 """
 
 from __future__ import annotations
@@ -50,13 +57,22 @@ def _title_above(text: str, layout: LineLayout) -> bool:
             and not fold(text).rstrip().endswith(_INTRODUCES))
 
 
+def _continues_tight_list(unit: int, texts: Sequence[str], layout: Sequence[LineLayout]) -> bool:
+    """Whether the line is an item right under the item before it (no blank line between)."""
+    if unit == 0 or layout[unit].blank_before:
+        return False
+    here, above = _item(texts[unit]), _item(texts[unit - 1])
+    return here is not None and above is not None and here == (above[0], above[1] + (above[0] == "1"))
+
+
 def starts_on_titles_above_lists(points: dict[int, tuple[int, bool]], texts: Sequence[str],
                                  layout: Sequence[LineLayout] | None) -> dict[int, tuple[int, bool]]:
-    """``points`` (unit -> (level, title)) with starts on a list's first item moved onto the title line above."""
+    """``points`` (unit -> (level, title)) with starts on a list's first item moved onto the title line above
+    and starts on its later items dropped."""
     if layout is None:
         return points
-    out = dict(points)
-    for unit in sorted(points):
+    out = {u: v for u, v in points.items() if not _continues_tight_list(u, texts, layout)}
+    for unit in sorted(out):
         above = unit - 1
         if above < 0 or above in out or not _opens_tight_list(unit, texts, layout):
             continue
