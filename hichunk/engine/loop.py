@@ -23,12 +23,14 @@ Over a list of unit texts (one model line each), with their layout when known:
    like a title (whole, short, not running text), a start on the description
    under a standalone code-signature line (an API reference's ``def json()``)
    moves onto the signature (``hichunk.engine.signatures``), a start on the first
-   item of a tight list moves onto the title line above it (``hichunk.engine.lists``),
+   item of a tight list moves onto the title line above it and one on a later item is dropped
+   (``hichunk.engine.lists``),
    the title line above a reST ``.. module::`` directive starts a section
    (``hichunk.engine.rest``),
    standalone lines of a capitalised or underlined heading style the model mostly
    found as titles of one level become titles of that level too
-   (``hichunk.engine.peers``), a model that reads whole outlines (an
+   (``hichunk.engine.peers``), starts inside a fenced code block are dropped
+   (``hichunk.engine.fences``), a model that reads whole outlines (an
    ``OutlineReader``, such as an encoder with an outline head) sets the levels of
    the titled starts from the document's outline, and the levels of titled
    starts are made consistent over the whole document by heading style
@@ -50,6 +52,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from hichunk.engine.cache import PredictionCache, window_key
+from hichunk.engine.fences import starts_outside_code_fences
 from hichunk.engine.lists import starts_on_titles_above_lists
 from hichunk.engine.matter import front_and_back_matter_as_chapters
 from hichunk.engine.outline import consistent_levels, title_shaped
@@ -246,7 +249,8 @@ def infer_points(
     points = starts_on_signatures_above(points, texts, layout)
     points = starts_on_titles_above_lists(points, texts, layout)
     points = starts_on_module_titles(points, texts, layout)
-    points = result.points = styled_peers_as_titles(points, texts, layout)
+    points = styled_peers_as_titles(points, texts, layout)
+    points = result.points = starts_outside_code_fences(points, texts)
     if settings.document_levels and isinstance(model, OutlineReader):
         points = result.points = model.outline_levels(points, texts, layout)
     if settings.document_levels:
