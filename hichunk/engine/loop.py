@@ -30,7 +30,8 @@ Over a list of unit texts (one model line each), with their layout when known:
    standalone lines of a capitalised or underlined heading style the model mostly
    found as titles of one level become titles of that level too
    (``hichunk.engine.peers``), starts inside a fenced code block are dropped
-   (``hichunk.engine.fences``), a model that reads whole outlines (an
+   (``hichunk.engine.fences``), and so are starts on plain lines glued to the lines
+   around them where the document's starts mostly stand apart (``hichunk.engine.apart``), a model that reads whole outlines (an
    ``OutlineReader``, such as an encoder with an outline head) sets the levels of
    the titled starts from the document's outline, and the levels of titled
    starts are made consistent over the whole document by heading style
@@ -51,6 +52,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
+from hichunk.engine.apart import starts_set_apart
 from hichunk.engine.cache import PredictionCache, window_key
 from hichunk.engine.fences import starts_outside_code_fences
 from hichunk.engine.lists import starts_on_titles_above_lists
@@ -250,7 +252,7 @@ def infer_points(
     points = starts_on_titles_above_lists(points, texts, layout)
     points = starts_on_module_titles(points, texts, layout)
     points = styled_peers_as_titles(points, texts, layout)
-    points = result.points = starts_outside_code_fences(points, texts)
+    points = result.points = starts_set_apart(starts_outside_code_fences(points, texts), layout)
     if settings.document_levels and isinstance(model, OutlineReader):
         points = result.points = model.outline_levels(points, texts, layout)
     if settings.document_levels:
