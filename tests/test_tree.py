@@ -44,6 +44,18 @@ def test_text_before_first_split_is_a_level_one_chunk(tokenizer):
     assert to_splits(tree) == [["preface text here\n", 1], ["## B\nbody b\n", 2]]
 
 
+@pytest.mark.parametrize("lead", ["\n", "\n\n  \n", "\u3000\n"])
+def test_blank_text_before_the_first_split_opens_the_first_chunk(tokenizer, lead):
+    text = lead + "## B\nbody b\n### C\nbody c\n"
+    tree = md_tree(text, tokenizer)
+    assert to_splits(tree) == [[lead + "## B\nbody b\n", 2], ["### C\nbody c\n", 3]]
+    first = tree.splits[0]
+    assert (first.start, first.clean_start, first.title) == (0, tree.clean.index("## B"), True)
+    assert [tree.raw_text(leaf) for leaf in tree.leaves()] == [lead + "## B\nbody b\n", "### C\nbody c\n"]
+    assert [n.title for n in tree.chunks()] == ["B", "C"]
+    assert to_markdown(tree).startswith(lead + "## B")
+
+
 def test_heading_without_body_opens_the_next_chunk(tokenizer):
     text = "# Part\n## Section\nbody of the section.\n## Empty\n## Next\nnext body.\n"
     tree = md_tree(text, tokenizer)

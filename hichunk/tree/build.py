@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
 
 import numpy as np
@@ -171,8 +171,13 @@ class _Builder:
         bounds = normalize_boundaries(boundaries, clean_len)
         if not bounds and doc.text:  # only markup, no visible text: one empty leaf keeps the raw text
             bounds = [Boundary(0, 1)]
+        blank_lead = len(bounds) > 1 and doc.clean[: bounds[1].offset].isspace()
+        if blank_lead:  # blank text before the first point (an info file's header) opens the first chunk
+            bounds = bounds[1:]
         ends = [b.offset for b in bounds[1:]] + [clean_len]
         splits = [Split(doc.raw_offset(b.offset), b.offset, b.level, b.title) for b in bounds]
+        if blank_lead:
+            splits[0] = replace(splits[0], start=0)
 
         # chunk records: [boundary, start, end, parent index, own leaf spans, child indexes]
         parents: list[int | None] = []
@@ -184,6 +189,8 @@ class _Builder:
             stack.append(i)
 
         own: list[tuple[int, int] | None] = [(b.offset, e) for b, e in zip(bounds, ends)]
+        if own:
+            own[0] = (0, ends[0])
         leaf_spans: list[list[tuple[int, int, int]]] = []
         if self.leaf_tokens is None:  # fixed-size chunks are leaves as they are
             leaf_spans = [[(a, b, self.count(a, b))] for a, b in own]
