@@ -205,6 +205,13 @@ def test_escapes_lookalike_headings():
     assert parse_markdown(md.markdown).headings == [(0, 1), (10, 2)]
 
 
+def test_front_matter_stays_as_written_and_gives_no_heading():
+    text = "---\nsummary: x\nread_when:\n  - Deciding\n---\n\n\n# Cron jobs\n\nbody\n"
+    md = to_markdown(parse_markdown(text))
+    assert md.markdown == "---\nsummary: x\nread_when:\n  - Deciding\n---\n\n# Cron jobs\n\nbody"
+    assert [(i, lv, t) for i, lv, t in md.headings] == [(6, 1, "Cron jobs")]
+
+
 def test_fences_kept_and_blank_runs_collapsed():
     doc = parse_html("<h1>T</h1><p>a</p><br><br><br><p>c</p><pre># x\n\n\n</pre><h3>U</h3><p>b</p>")
     md = to_markdown(doc)  # blank runs collapse outside fences; code keeps its lines

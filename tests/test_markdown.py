@@ -7,6 +7,7 @@ from hichunk.document.markdown import (
     SETEXT,
     _raw_lines,
     _scan_headings,
+    front_matter_end,
     markdown_heading_level,
     parse_markdown,
     parse_text,
@@ -52,6 +53,22 @@ def test_crlf_bom_and_tabs_are_kept_in_raw_text():
     assert doc.raw_offset(0) == 0 and doc.raw_offset(len(doc.clean)) == len(text)
 
 
+def test_front_matter_is_not_read_for_headings():
+    text = "---\ntitle: Cron jobs\n# a YAML comment\nread_when:\n  - Deciding between heartbeat and cron\n---\n\n# Cron jobs\nbody\n"
+    doc = parse_document(text, "markdown")
+    assert doc.clean == text and headings(doc) == [("# Cron jobs", 1)]
+    assert headings(parse_document("+++\ntitle = 'x'\n+++\nTitle\n=====\n", "markdown")) == [("# Title", 1)]
+    assert headings(parse_document("---\ntitle: x\n...\n## A\n", "markdown")) == [("## A", 2)]
+
+
+def test_a_rule_and_a_setext_underline_are_not_front_matter():
+    # no key on the first line: a thematic break, then a paragraph with a setext underline
+    assert headings(parse_document("---\n\nIntro\n---\n", "markdown")) == [("## Intro", 2)]
+    # never closed: not front matter, the lines are read as usual
+    assert headings(parse_document("---\ntitle: x\n# Real\n", "markdown")) == [("# Real", 1)]
+    assert front_matter_end(["x", "---"]) == -1 and front_matter_end(["---", "a: 1", "---"]) == 2
+
+
 def test_plain_text_has_no_heading_hints():
     doc = parse_document("# looks like a heading\nbut plain text\n", "text")
     assert doc.headings == []
@@ -60,8 +77,11 @@ def test_plain_text_has_no_heading_hints():
 def scan_every_line(body, raw_spans):
     """The heading scan read line by line: the rules ``_scan_headings`` applies to the lines it reads."""
     levels, setext_under, fence, prev_paragraph = {}, set(), None, False
+    matter = front_matter_end([body[s:e] for s, e in raw_spans])
     for i, (s, e) in enumerate(raw_spans):
         line = body[s:e]
+        if i <= matter:
+            continue
         m = FENCE.match(line)
         if fence is not None:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
@@ -81,7 +101,7 @@ def scan_every_line(body, raw_spans):
 
 
 LINES = ["```", "~~~", "````", "``` py", "~~~ ", "# h", "## h", "   # x", "    # code", "#tag", "===", "---", " -- ",
-         "- item", "text", "", "  ", "    indented", "\tx", "= x", "\r", "text\r", "---\r"]
+         "- item", "text", "", "  ", "    indented", "\tx", "= x", "\r", "text\r", "---\r", "title: x", "..."]
 
 
 @settings(max_examples=400, deadline=None)

@@ -4,7 +4,7 @@ Markdown headings (ATX ``#`` lines, and setext ``===``/``---`` underlines) becom
 heading hints; setext headings are rewritten to ATX in the clean view so every
 heading looks the same to later stages. Lines inside fenced code blocks are
 never headings, so a shell comment ``# install`` in a code block stays body
-text.
+text; nor are the lines of a YAML or TOML front matter block that opens the file.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 # The start of every line (but the first) that FENCE, _ATX or SETEXT may match: the only lines the scan reads.
 _MARKED_LINE = re.compile(r"\n {0,3}[`~#=-]")
 BOM = "\ufeff"
+_YAML_KEY = re.compile(r"^[A-Za-z_][\w.-]*[ \t]*:(?:[ \t]|$)")
+_TOML_KEY = re.compile(r"^(?:[A-Za-z_][\w.-]*[ \t]*=|\[)")
 
 
 def split_raw_lines(text: str) -> list[tuple[int, int]]:
@@ -95,9 +97,9 @@ def _scan_headings(body: str, starts: list[int], contents: list[str]) -> tuple[d
     setext_under: set[int] = set()
     fence: str | None = None
     prev_paragraph = False
-    last = -1  # the line read last
+    last = front_matter_end(contents)  # the line read last: front matter is never read
     marked = [bisect_right(starts, m.start() + 1) - 1 for m in _MARKED_LINE.finditer(body)]
-    for i in [0, *marked]:
+    for i in [0, *marked] if last < 0 else [j for j in marked if j > last]:
         if fence is None and last < i - 1:  # the line above is one of those not read: plain text
             prev_paragraph = _paragraph_line(contents[i - 1])
         last = i
@@ -125,6 +127,24 @@ def _scan_headings(body: str, starts: list[int], contents: list[str]) -> tuple[d
             continue
         prev_paragraph = _paragraph_line(line)
     return levels, setext_under
+
+
+def front_matter_end(contents: list[str]) -> int:
+    """Index of the line closing a YAML (``---`` ... ``---`` or ``...``) or TOML (``+++``) front matter block
+    that opens the document, or -1.
+
+    Static site generators (Jekyll, Hugo, MkDocs, Docusaurus) put such a block first; its
+    last line above the closing ``---`` is not a setext heading, nor is a ``# comment`` in it.
+    The block counts only when its first non-blank line is a key (``title: x``, ``title = "x"``).
+    """
+    if not contents or contents[0].rstrip() not in ("---", "+++"):
+        return -1
+    closers = ("---", "...") if contents[0].rstrip() == "---" else ("+++",)
+    key = _YAML_KEY if closers[0] == "---" else _TOML_KEY
+    first = next((line for line in contents[1:] if line.strip()), "")
+    if not key.match(first):
+        return -1
+    return next((i for i in range(1, len(contents)) if contents[i].rstrip() in closers), -1)
 
 
 def _paragraph_line(line: str) -> bool:

@@ -31,7 +31,7 @@ from hichunk.document.load import detect_format, parse_document
 from hichunk.errors import HichunkError, InputError
 from hichunk.hashing import file_sha256, text_sha256
 
-BUILDER_VERSION = "2.0"
+BUILDER_VERSION = "2.1"  # 2.1: front matter is body text, not a heading
 SPLITS = ("train", "dev", "test")
 SPLIT_SHARES = (80, 10, 10)  # percent
 DEFAULT_MIN_WORDS = 300  # English: whitespace-separated words

@@ -9,7 +9,8 @@ document's real headings and nothing that merely looks like one:
 * any other line that Markdown would read as a heading - ``# comment`` outside a
   code fence, or a ``---``/``===`` line under text (a setext underline) - gets
   a backslash in front;
-* runs of blank lines collapse to one, headings get a blank line around them.
+* runs of blank lines collapse to one, headings get a blank line around them;
+* a YAML or TOML front matter block that opens the file stays as written.
 
 ``to_markdown`` checks the result by re-parsing it with
 ``hichunk.document.markdown.parse_markdown``: the heading set must come back
@@ -20,8 +21,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import takewhile
 
-from hichunk.document.markdown import FENCE, SETEXT, markdown_heading_level, parse_markdown
+from hichunk.document.markdown import FENCE, SETEXT, front_matter_end, markdown_heading_level, parse_markdown
 from hichunk.document.model import Document
 from hichunk.errors import InputError
 
@@ -92,7 +94,10 @@ def _render(items, levels: list[int], honour_fences: bool) -> tuple[list[str], l
         if out and out[-1] != "":
             out.append("")
 
-    for item in items:
+    leading = list(takewhile(lambda item: isinstance(item, str), items))
+    matter = front_matter_end(leading) + 1  # a front matter block stays as written, never escaped
+    out.extend(leading[:matter])
+    for item in items[matter:]:
         if isinstance(item, tuple):
             if fence is not None:  # a heading cannot sit in a fence: the fence was not one
                 raise _FenceBroken
