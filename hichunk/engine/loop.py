@@ -57,6 +57,7 @@ from hichunk.engine.cache import PredictionCache, window_key
 from hichunk.engine.fences import starts_outside_code_fences
 from hichunk.engine.lists import starts_on_titles_above_lists
 from hichunk.engine.matter import front_and_back_matter_as_chapters
+from hichunk.engine.midline import starts_at_line_starts
 from hichunk.engine.outline import consistent_levels, title_shaped
 from hichunk.engine.peers import styled_peers_as_titles, type_peers_as_titles
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
@@ -248,7 +249,7 @@ def infer_points(
     for u, (level, title) in points.items():
         if title and not title_shaped(texts[u], layout[u] if layout else None):
             points[u] = (level, False)
-    points = starts_on_signatures_above(points, texts, layout)
+    points = starts_at_line_starts(starts_on_signatures_above(points, texts, layout), texts, layout)
     points = starts_on_titles_above_lists(points, texts, layout)
     points = starts_on_module_titles(points, texts, layout)
     points = styled_peers_as_titles(points, texts, layout)
