@@ -30,6 +30,7 @@ def test_a_start_already_on_the_line_or_inside_a_paragraph_stays():
     layout = [LineLayout(ends_line=False), MID, LineLayout(starts_line=False)]  # no blank line above the line
     assert starts_at_line_starts({1: (2, False)}, texts, layout) == {1: (2, False)}
     assert starts_at_line_starts({2: (2, True)}, TEXTS, None) == {2: (2, True)}
+    assert starts_at_line_starts({2: (2, True)}, TEXTS, LAYOUT, fixed={2}) == {2: (2, True)}  # a fallback start
 
 
 def test_a_caption_line_never_takes_the_start_and_a_long_line_is_no_title():

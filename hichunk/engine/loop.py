@@ -249,7 +249,7 @@ def infer_points(
     for u, (level, title) in points.items():
         if title and not title_shaped(texts[u], layout[u] if layout else None):
             points[u] = (level, False)
-    points = starts_at_line_starts(starts_on_signatures_above(points, texts, layout), texts, layout)
+    points = starts_at_line_starts(starts_on_signatures_above(points, texts, layout), texts, layout, result.fallbacks)
     points = starts_on_titles_above_lists(points, texts, layout)
     points = starts_on_module_titles(points, texts, layout)
     points = styled_peers_as_titles(points, texts, layout)

@@ -16,23 +16,25 @@ Model-agnostic, like the other document-level passes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from hichunk.engine.outline import title_shaped
 from hichunk.protocol import LineLayout
 
 
 def starts_at_line_starts(points: dict[int, tuple[int, bool]], texts: Sequence[str],
-                          layout: Sequence[LineLayout] | None) -> dict[int, tuple[int, bool]]:
+                          layout: Sequence[LineLayout] | None,
+                          fixed: Collection[int] = ()) -> dict[int, tuple[int, bool]]:
     """``points`` (unit -> (level, title)) with starts inside a paragraph's first line moved to its first unit.
 
     The moved start keeps its level; it is titled when it was and the whole line is shaped like a title.
+    Starts in ``fixed`` (a failed window's fallback starts, not predictions) stay where they are.
     """
     if layout is None:
         return points
     out = dict(points)
     for unit in sorted(points):
-        if layout[unit].starts_line:
+        if layout[unit].starts_line or unit in fixed:
             continue
         first = unit
         while first > 0 and not layout[first].starts_line:
