@@ -358,5 +358,7 @@ def _lines_to_split(lines: list[Line], texts: list[str], lengths: np.ndarray) ->
 
 def truncate_for_model(text: str, max_chars_en: int = MAX_CHARS_EN, max_chars_zh: int = MAX_CHARS_ZH) -> str:
     """Cut a sentence for model input: Chinese text is denser, so it gets fewer characters."""
+    if len(text) <= max_chars_en and len(text) <= max_chars_zh:
+        return text  # within either limit: no need to ask which language it is
     limit = max_chars_zh if is_chinese(text) else max_chars_en
     return text if len(text) <= limit else text[:limit]

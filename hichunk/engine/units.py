@@ -94,27 +94,87 @@ def _whole_line(layout: LineLayout) -> bool:
     return layout.starts_line and layout.ends_line
 
 
+class _LineFacts:
+    """What the units of one document read of its lines, each worked out once: blank or not, the rule
+    character of a rule line (``underline_of``), and layouts already made (a Markdown or plain-text
+    document has a handful of distinct ones; a ``LineLayout`` costs more to make than to look up)."""
+
+    __slots__ = ("doc", "lines", "n", "blank", "rules", "layouts")
+
+    def __init__(self, doc: Document):
+        self.doc = doc
+        self.lines = doc.lines
+        self.n = len(doc.lines)
+        self.blank = [not line.text.strip() for line in doc.lines]  # Line.is_blank
+        self.rules: dict[int, str | None] = {}
+        self.layouts: dict[tuple, LineLayout] = {}
+
+    def rule(self, i: int) -> str | None:
+        """The repeated character when line ``i`` is a rule line (``_RULE``), else None."""
+        rules = self.rules
+        if i in rules:
+            return rules[i]
+        m = _RULE.match(fold(self.lines[i].text))
+        rules[i] = c = m.group(1) if m else None
+        return c
+
+    def underline(self, i: int) -> str:
+        """``underline_of(doc, i)``."""
+        if i + 1 >= self.n or self.blank[i] or self.rule(i) is not None:
+            return ""
+        return self.rule(i + 1) or ""
+
+    def layout(self, sentence: Sentence) -> LineLayout:
+        """``sentence_layout(doc, sentence)``."""
+        index = sentence.line
+        line = self.lines[index]
+        if line.style is not None:  # typeset lines: layouts as many as their styles
+            return sentence_layout(self.doc, sentence)
+        text = line.text
+        starts = not text[: sentence.start - line.clean_start].strip()
+        ends = not text[sentence.end - line.clean_start :].strip()
+        above = index == 0 or self.blank[index - 1]
+        underline = self.underline(index) if ends else ""
+        below_line = index + 2 if underline else index + 1
+        below = below_line >= self.n or self.blank[below_line]
+        key = (starts, ends, starts and above, ends and below, text[:1].isspace(), underline)
+        layout = self.layouts.get(key)
+        if layout is None:
+            layout = self.layouts[key] = LineLayout(*key)
+        return layout
+
+    def shown(self, sentence: Sentence) -> str:
+        """``_shown(doc, sentence)``."""
+        text = self.doc.clean[sentence.start : sentence.end]
+        if self.lines[sentence.line].heading is not None:
+            text = heading_title(text)
+        return fold_spaces(_BREAKS.sub(" ", text)).strip()
+
+
 def model_units(doc: Document, sentences: list[Sentence], max_chars_en: int = MAX_CHARS_EN,
                 max_chars_zh: int = MAX_CHARS_ZH) -> list[Unit]:
     """The units of a document, in order (sentences with nothing to show are left out; two-line headings are one)."""
     toc = toc_lines(doc)
+    facts = _LineFacts(doc)
+    shown, layout_of = facts.shown, facts.layout
     out = []
-    joined_into: set[int] = set()  # sentences shown as part of the unit before them
+    n_sentences = len(sentences)
+    skip = -1  # a sentence shown as part of the unit before it
     for i, s in enumerate(sentences):
-        if i in joined_into:
+        if i == skip:
             continue
-        text = _shown(doc, s)
+        text = shown(s)
         if not text:
             continue
-        layout = sentence_layout(doc, s)
-        if _whole_line(layout) and i + 1 < len(sentences) and s.line not in toc:
+        layout = layout_of(s)
+        if layout.starts_line and layout.ends_line and i + 1 < n_sentences and s.line not in toc:
             nxt = sentences[i + 1]
             if heading_continuation(doc, s.line) == nxt.line and nxt.line not in toc:
-                rest = sentence_layout(doc, nxt)
+                rest = layout_of(nxt)
                 if _whole_line(rest):
-                    text = f"{text} {_shown(doc, nxt)}"
+                    text = f"{text} {shown(nxt)}"
                     layout = _joined(layout, rest)
-                    joined_into.add(i + 1)
+                    skip = i + 1
         text = truncate_for_model(text, max_chars_en, max_chars_zh)
         role = TOC if s.line in toc else ASIDE if is_aside(text, layout.blank_after) else ""
         out.append(Unit(i, s.start, text, replace(layout, role=role) if role else layout))
