@@ -268,6 +268,44 @@ def _numbering_relations(keys: Sequence[str | None], out: np.ndarray) -> None:
         prev_key, prev_depth = key, depth
 
 
+def _frozen(row: np.ndarray) -> np.ndarray:
+    """A cached row, read-only: callers copy it into their own arrays."""
+    row.flags.writeable = False
+    return row
+
+
+@lru_cache(maxsize=1 << 14)
+def _text_label_row(text: str) -> np.ndarray:
+    """``text_cues`` and ``label_cues`` of a line as one float32 row (cached: stacking rows costs a
+    fraction of converting a window's tuples of Python floats, and casts each value the same way)."""
+    return _frozen(np.array((*text_cues(text), *label_cues(text)), dtype=np.float32))
+
+
+@lru_cache(maxsize=1 << 10)
+def _layout_row(layout: LineLayout) -> np.ndarray:
+    """The version-2 layout fields and ``typography_cues`` of a layout as one float32 row (a document
+    has few distinct layouts)."""
+    return _frozen(np.array((*_LAYOUT_V2_FIELDS(layout), *typography_cues(layout)), dtype=np.float32))
+
+
+_ROWS_BY_ID: dict[int, tuple[LineLayout, np.ndarray]] = {}  # layout object -> its row: no dataclass hash per line
+
+
+def _layout_rows(layout: Sequence[LineLayout]) -> np.ndarray:
+    """``_layout_row`` of every layout, stacked. Model units share one object per distinct layout, so a row is
+    found by the object's identity first (the entry holds the object: an id is never reused while it is there)."""
+    by_id = _ROWS_BY_ID
+    if len(by_id) > 1 << 12:
+        by_id.clear()
+    rows = []
+    for x in layout:
+        hit = by_id.get(id(x))
+        if hit is None or hit[0] is not x:
+            hit = by_id[id(x)] = (x, _layout_row(x))
+        rows.append(hit[1])
+    return np.stack(rows)
+
+
 def window_cues(lines: Sequence[str], n_residual: int, layout: Sequence[LineLayout] = (),
                 text_rows: np.ndarray | None = None) -> np.ndarray:
     """Dense cue matrix of a window: text cues, position, layout and numbering relations of each line.
@@ -278,7 +316,13 @@ def window_cues(lines: Sequence[str], n_residual: int, layout: Sequence[LineLayo
     out = np.zeros((n, N_CUES), dtype=np.float32)
     if not n:
         return out
-    out[:, :N_TEXT_CUES] = [text_cues(t) for t in lines] if text_rows is None else text_rows
+    if text_rows is None:
+        rows = np.stack([_text_label_row(t) for t in lines])
+        out[:, :N_TEXT_CUES] = rows[:, :N_TEXT_CUES]
+        out[:, N_CUES - N_STYLE_CUES + N_TYPOGRAPHY_CUES :] = rows[:, N_TEXT_CUES:]
+    else:
+        out[:, :N_TEXT_CUES] = text_rows
+        out[:, N_CUES - N_STYLE_CUES + N_TYPOGRAPHY_CUES :] = list(map(label_cues, lines))
     col = N_TEXT_CUES
     idx = np.arange(n)
     out[:, col] = idx < n_residual
@@ -288,7 +332,9 @@ def window_cues(lines: Sequence[str], n_residual: int, layout: Sequence[LineLayo
     col += 4
     if layout:
         out[:, col] = 1.0
-        out[:, col + 1 : col + N_LAYOUT_CUES] = list(map(_LAYOUT_V2_FIELDS, layout))
+        layout_rows = _layout_rows(layout)
+        out[:, col + 1 : col + N_LAYOUT_CUES] = layout_rows[:, : len(LAYOUT_V2)]
+        out[:, N_CUES - N_STYLE_CUES : N_CUES - N_STYLE_CUES + N_TYPOGRAPHY_CUES] = layout_rows[:, len(LAYOUT_V2) :]
     col += N_LAYOUT_CUES
     whole = [x.starts_line and x.ends_line for x in layout] if layout else [True] * n
     keys = [numbering_key(t) if w else None for t, w in zip(lines, whole)]
@@ -301,8 +347,8 @@ def window_cues(lines: Sequence[str], n_residual: int, layout: Sequence[LineLayo
     out[:, col] = numbered / len(candidates) if candidates else 0.0
     out[:, col + 1] = min(numbered, 8) / 8.0
     col += 2
-    out[:, col : col + N_TYPOGRAPHY_CUES] = list(map(typography_cues, layout)) if layout else typography_cues(LineLayout())
-    out[:, col + N_TYPOGRAPHY_CUES :] = list(map(label_cues, lines))
+    if not layout:
+        out[:, col : col + N_TYPOGRAPHY_CUES] = typography_cues(LineLayout())
     return out
 
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from hichunk.models.encoder.features import hash_ngrams, text_cues, window_cues
+from hichunk.models.encoder.features import _frozen, hash_ngrams, text_cues, window_cues
 from hichunk.models.encoder.pieces import piece_bags
 from hichunk.protocol import LineLayout
 from hichunk.textnorm import fold
@@ -66,6 +66,12 @@ def _shape_cues(s: str) -> tuple[float, ...]:
 
 
 @lru_cache(maxsize=1 << 14)
+def _shape_row(s: str) -> np.ndarray:
+    """``_shape_cues`` as a float32 row (cached: stacked, not converted from floats window after window)."""
+    return _frozen(np.array(_shape_cues(s), dtype=np.float32))
+
+
+@lru_cache(maxsize=1 << 14)
 def _terms(text: str) -> frozenset[str]:
     """Content words (Latin, 3+ letters) and Chinese character bigrams of a line, lower-cased (kept per line:
     residual lines come back in the next window)."""
@@ -79,17 +85,17 @@ def _terms(text: str) -> frozenset[str]:
 
 def overlap_cues(lines: Sequence[str]) -> np.ndarray:
     """[n, 2]: the share of a line's terms found in the next ``OVERLAP_SPAN`` lines, and in the previous ones."""
-    terms = [_terms(t) for t in lines]
-    rows = []
+    terms = list(map(_terms, lines))
+    after, before = [0.0] * len(terms), [0.0] * len(terms)
     for i, own in enumerate(terms):
         n = len(own)
-        if not n:
-            rows.append((0.0, 0.0))
-            continue
-        missed_after = own.difference(*terms[i + 1 : i + 1 + OVERLAP_SPAN])  # fewer sets built than with a union
-        missed_before = own.difference(*terms[max(0, i - OVERLAP_SPAN) : i])
-        rows.append(((n - len(missed_after)) / n, (n - len(missed_before)) / n))
-    return np.array(rows, dtype=np.float32).reshape(len(lines), 2)
+        if n:
+            missed_after = own.difference(*terms[i + 1 : i + 1 + OVERLAP_SPAN])  # fewer sets built than with a union
+            missed_before = own.difference(*terms[max(0, i - OVERLAP_SPAN) : i])
+            after[i], before[i] = (n - len(missed_after)) / n, (n - len(missed_before)) / n
+    out = np.empty((len(terms), 2), dtype=np.float32)
+    out[:, 0], out[:, 1] = after, before  # one column at a time: a list of floats converts faster than of pairs
+    return out
 
 
 N_SHAPE_CUES = len(_shape_cues("x"))
@@ -115,10 +121,11 @@ def extra_cues(lines: Sequence[str], layout: Sequence[LineLayout] = (), shapes: 
     """
     out = np.zeros((len(lines), N_EXTRA_CUES), dtype=np.float32)
     if lines:
-        out[:, :N_SHAPE_CUES] = [_shape_cues(t) for t in lines] if shapes is None else shapes
+        out[:, :N_SHAPE_CUES] = np.stack([_shape_row(t) for t in lines]) if shapes is None else shapes
         out[:, N_SHAPE_CUES : N_SHAPE_CUES + 2] = overlap_cues(lines)
+        roles = [x.role for x in layout] if layout else ()
         for k, role in enumerate(ROLES):
-            out[:, N_SHAPE_CUES + 2 + k] = [x.role == role for x in layout] if layout else 0.0
+            out[:, N_SHAPE_CUES + 2 + k] = [r == role for r in roles] if layout else 0.0
     return out
 
 
