@@ -46,11 +46,20 @@ _SPACE_TABLE = {ord(c): " " for c in _SPACES}
 # most text has nothing to fold: one scan in C finds out before any translation
 _FOLDABLE = re.compile("[" + "".join(map(chr, sorted(_TABLE))) + "]")
 _SPACE = re.compile(f"[{_SPACES}]")
+# a character that stays visible once folded: not whitespace, and not a space that folds to " "
+_VISIBLE = re.compile(rf"[^\s{_SPACES}]")
 
 
 def fold(text: str) -> str:
     """``text`` with look-alike spaces, digits, letters and punctuation in one plain form; same length."""
     return text if text.isascii() or not _FOLDABLE.search(text) else text.translate(_TABLE)
+
+
+def first_visible(text: str) -> str:
+    """The first character of ``fold(text).lstrip()`` ("" when there is none), without folding all of ``text``:
+    rules that need a line to open with a given mark skip most lines on it."""
+    m = _VISIBLE.search(text)
+    return "" if m is None else fold(m.group())
 
 
 def fold_spaces(text: str) -> str:

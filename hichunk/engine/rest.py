@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from hichunk.engine.outline import title_shaped
 from hichunk.protocol import LineLayout
-from hichunk.textnorm import fold
+from hichunk.textnorm import first_visible, fold
 
 _MODULE = re.compile(r"^\.\.\s+(?:py:)?module::\s*\S")
 
@@ -43,7 +43,8 @@ def starts_on_module_titles(points: dict[int, tuple[int, bool]], texts: Sequence
     out = dict(points)
     for unit in range(1, len(texts)):
         above = unit - 1
-        if above in out or not _MODULE.match(fold(texts[unit]).lstrip()) or not _title_line(texts[above], layout[above]):
+        if (above in out or first_visible(texts[unit]) != "." or not _MODULE.match(fold(texts[unit]).lstrip())
+                or not _title_line(texts[above], layout[above])):
             continue
         before = [lv for u, (lv, title) in out.items() if u < above and title]
         out[above] = (min(before) + 1 if before else 1, True)

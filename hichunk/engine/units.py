@@ -28,13 +28,14 @@ from hichunk.document.model import Document
 from hichunk.document.roles import ASIDE, TOC, heading_continuation, is_aside, toc_lines
 from hichunk.protocol import LineLayout
 from hichunk.sentences import MAX_CHARS_EN, MAX_CHARS_ZH, Sentence, truncate_for_model
-from hichunk.textnorm import fold, fold_spaces
+from hichunk.textnorm import first_visible, fold, fold_spaces
 from hichunk.tree.build import heading_title
 
 # Everything str.splitlines() treats as a line break.
 _BREAKS = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 # A rule line: one character repeated (spaces allowed between), as plain text underlines its headings.
 _RULE = re.compile(r"^\s*([=\-~*^#+_.:'\"`])(?:\s*\1){2,}\s*$")
+_RULE_CHARS = "=-~*^#+_.:'\"`"  # _RULE's first group
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,9 @@ class _LineFacts:
         rules = self.rules
         if i in rules:
             return rules[i]
-        m = _RULE.match(fold(self.lines[i].text))
+        text = self.lines[i].text
+        first = first_visible(text)  # a rule line opens with its rule character (long lines are seldom rules)
+        m = _RULE.match(fold(text)) if first and first in _RULE_CHARS else None
         rules[i] = c = m.group(1) if m else None
         return c
 
