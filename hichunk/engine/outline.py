@@ -46,6 +46,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hichunk.document.model import MAX_LEVEL
 from hichunk.numbering import number_pattern
@@ -92,9 +93,21 @@ class Style:
 
 def heading_style(text: str, layout: LineLayout | None = None) -> Style:
     """The style of a heading line (model-input text and its layout)."""
+    found = _text_style(text)
+    if found is None:
+        return Style()
+    numbering, depth, caps = found
+    layout = layout or LineLayout()
+    return Style(numbering, depth, layout.underline, round(layout.size * 20) / 20, layout.bold, caps)
+
+
+@lru_cache(maxsize=1 << 14)
+def _text_style(text: str) -> tuple[str, int, bool] | None:
+    """What ``heading_style`` reads of the text: numbering, outline depth, all capitals (None: no style at all).
+    Cached: the engine's passes ask again for the same lines, and so do later documents."""
     s = fold(text).strip()
     if not s or len(s) > HEADING_CHARS:
-        return Style()
+        return None
     numbering, depth = "", 0
     m = _OUTLINE.match(s)
     if m:
@@ -111,8 +124,7 @@ def heading_style(text: str, layout: LineLayout | None = None) -> Style:
             numbering = "letter"  # "C." follows "B.": no document numbers its sections 100, 500, 50, 1000
     alpha = [c for c in s if c.isascii() and c.isalpha()]
     caps = len(alpha) >= 3 and all(c.isupper() for c in alpha)
-    layout = layout or LineLayout()
-    return Style(numbering, depth, layout.underline, round(layout.size * 20) / 20, layout.bold, caps)
+    return numbering, depth, caps
 
 
 _SENTENCE_END = (".", "。", "!", ";", ",", ":")  # on folded text: "！" reads "!"; a question may be a title
