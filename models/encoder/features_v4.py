@@ -46,6 +46,7 @@ _HAN = re.compile(r"[\u3400-\u9fff]+")
 OVERLAP_SPAN = 3  # lines after (and before) a line that its overlap cues compare it with
 
 
+@lru_cache(maxsize=1 << 14)
 def normalise_line(text: str) -> str:
     """The text the version-4 cues read: look-alike characters folded, whitespace runs as one space, no edge whitespace."""
     return " ".join(fold(text).split())  # str.split() cuts at what the regex \s matches, and drops the edges
