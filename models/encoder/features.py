@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter, itemgetter
@@ -268,24 +268,50 @@ def _numbering_relations(keys: Sequence[str | None], out: np.ndarray) -> None:
         prev_key, prev_depth = key, depth
 
 
-def _frozen(row: np.ndarray) -> np.ndarray:
-    """A cached row, read-only: callers copy it into their own arrays."""
-    row.flags.writeable = False
-    return row
+ROW_CACHE = 1 << 14  # lines whose cue rows are kept (as many as ``text_cues`` keeps)
 
 
-@lru_cache(maxsize=1 << 14)
-def _text_label_row(text: str) -> np.ndarray:
-    """``text_cues`` and ``label_cues`` of a line as one float32 row (cached: stacking rows costs a
-    fraction of converting a window's tuples of Python floats, and casts each value the same way)."""
-    return _frozen(np.array((*text_cues(text), *label_cues(text)), dtype=np.float32))
+class RowCache:
+    """Float32 rows of per-line cues, kept per line text: a window's rows are joined from the cache, not
+    converted from tuples of Python floats window after window (residual lines come back in the next window).
+    Lines not seen before are converted together, once, as the whole window's tuples were: each value is cast
+    the same way. Bounded: emptied when full."""
+
+    def __init__(self, row: Callable[[str], tuple[float, ...]], size: int = ROW_CACHE):
+        self.row = row
+        self.size = size
+        self.rows: dict[str, np.ndarray] = {}
+
+    def __call__(self, lines: Sequence[str]) -> np.ndarray:
+        """The rows of ``lines`` [len(lines), row size] (``lines`` not empty)."""
+        cache = self.rows
+        rows = list(map(cache.get, lines))
+        missing = list(dict.fromkeys(t for t, r in zip(lines, rows) if r is None))
+        if missing:
+            block = np.array(list(map(self.row, missing)), dtype=np.float32).reshape(len(missing), -1)
+            block.flags.writeable = False
+            fresh = dict(zip(missing, block))
+            rows = [fresh[t] if r is None else r for t, r in zip(lines, rows)]
+            if len(cache) + len(fresh) > self.size:
+                cache.clear()
+            cache.update(fresh)
+        return np.concatenate(rows).reshape(len(rows), -1)
+
+
+def _text_label_cues(text: str) -> tuple[float, ...]:
+    return (*text_cues(text), *label_cues(text))
+
+
+_text_label_rows = RowCache(_text_label_cues)
 
 
 @lru_cache(maxsize=1 << 10)
 def _layout_row(layout: LineLayout) -> np.ndarray:
     """The version-2 layout fields and ``typography_cues`` of a layout as one float32 row (a document
     has few distinct layouts)."""
-    return _frozen(np.array((*_LAYOUT_V2_FIELDS(layout), *typography_cues(layout)), dtype=np.float32))
+    row = np.array((*_LAYOUT_V2_FIELDS(layout), *typography_cues(layout)), dtype=np.float32)
+    row.flags.writeable = False
+    return row
 
 
 _ROWS_BY_ID: dict[int, tuple[LineLayout, np.ndarray]] = {}  # layout object -> its row: no dataclass hash per line
@@ -303,7 +329,7 @@ def _layout_rows(layout: Sequence[LineLayout]) -> np.ndarray:
         if hit is None or hit[0] is not x:
             hit = by_id[id(x)] = (x, _layout_row(x))
         rows.append(hit[1])
-    return np.stack(rows)
+    return np.concatenate(rows).reshape(len(rows), -1)
 
 
 def window_cues(lines: Sequence[str], n_residual: int, layout: Sequence[LineLayout] = (),
@@ -317,7 +343,7 @@ def window_cues(lines: Sequence[str], n_residual: int, layout: Sequence[LineLayo
     if not n:
         return out
     if text_rows is None:
-        rows = np.stack([_text_label_row(t) for t in lines])
+        rows = _text_label_rows(lines)
         out[:, :N_TEXT_CUES] = rows[:, :N_TEXT_CUES]
         out[:, N_CUES - N_STYLE_CUES + N_TYPOGRAPHY_CUES :] = rows[:, N_TEXT_CUES:]
     else:

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from hichunk.models.encoder.features import _frozen, hash_ngrams, text_cues, window_cues
+from hichunk.models.encoder.features import RowCache, hash_ngrams, text_cues, window_cues
 from hichunk.models.encoder.pieces import piece_bags
 from hichunk.protocol import LineLayout
 from hichunk.textnorm import fold
@@ -67,12 +67,6 @@ def _shape_cues(s: str) -> tuple[float, ...]:
 
 
 @lru_cache(maxsize=1 << 14)
-def _shape_row(s: str) -> np.ndarray:
-    """``_shape_cues`` as a float32 row (cached: stacked, not converted from floats window after window)."""
-    return _frozen(np.array(_shape_cues(s), dtype=np.float32))
-
-
-@lru_cache(maxsize=1 << 14)
 def _terms(text: str) -> frozenset[str]:
     """Content words (Latin, 3+ letters) and Chinese character bigrams of a line, lower-cased (kept per line:
     residual lines come back in the next window)."""
@@ -100,6 +94,7 @@ def overlap_cues(lines: Sequence[str]) -> np.ndarray:
 
 
 N_SHAPE_CUES = len(_shape_cues("x"))
+_shape_rows = RowCache(_shape_cues)  # float32 rows of ``_shape_cues``, per line
 ROLES = ("toc", "aside")  # hichunk.protocol.LineLayout.role: lines the reader knows are no section heading
 N_EXTRA_CUES = N_SHAPE_CUES + 2 + len(ROLES)
 
@@ -122,7 +117,7 @@ def extra_cues(lines: Sequence[str], layout: Sequence[LineLayout] = (), shapes: 
     """
     out = np.zeros((len(lines), N_EXTRA_CUES), dtype=np.float32)
     if lines:
-        out[:, :N_SHAPE_CUES] = np.stack([_shape_row(t) for t in lines]) if shapes is None else shapes
+        out[:, :N_SHAPE_CUES] = _shape_rows(lines) if shapes is None else shapes
         out[:, N_SHAPE_CUES : N_SHAPE_CUES + 2] = overlap_cues(lines)
         roles = [x.role for x in layout] if layout else ()
         for k, role in enumerate(ROLES):
