@@ -116,8 +116,11 @@ class _LineFacts:
         if i in rules:
             return rules[i]
         text = self.lines[i].text
-        first = first_visible(text)  # a rule line opens with its rule character (long lines are seldom rules)
-        m = _RULE.match(fold(text)) if first and first in _RULE_CHARS else None
+        if text.isascii():  # nothing to fold
+            m = _RULE.match(text)
+        else:  # a rule line opens with its rule character: most lines are not folded whole to find out
+            first = first_visible(text)
+            m = _RULE.match(fold(text)) if first and first in _RULE_CHARS else None
         rules[i] = c = m.group(1) if m else None
         return c
 
