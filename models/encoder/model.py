@@ -140,7 +140,7 @@ def decode_levels(probs: np.ndarray, n_residual: int, cfg: DecodeConfig, max_lev
     rel = probs[lines, 1 + n_levels :] if probs.shape[1] > 1 + n_levels else None
     levels = best_levels(level_probs, rel, cfg)
     remap = _compact(levels) if cfg.compact else {}
-    return [ChunkStart(int(i), remap.get(lv, lv), True) for i, lv in zip(lines, levels) if i >= n_residual]
+    return [ChunkStart(i, remap.get(lv, lv), True) for i, lv in zip(lines.tolist(), levels) if i >= n_residual]
 
 
 def network_arrays(state: dict) -> dict[str, np.ndarray]:
@@ -215,8 +215,9 @@ class EncoderModel:
             cache.move_to_end(t)
         while len(cache) > LINE_CACHE:
             cache.popitem(last=False)
-        sem = np.stack([r[1] for r in rows]) if self.net_cfg.sem_dim else None
-        return np.stack([r[0] for r in rows]), sem
+        # one concatenate of the rows, not np.stack (which reshapes every row first): the same array
+        sem = np.concatenate([r[1] for r in rows]).reshape(len(rows), -1) if self.net_cfg.sem_dim else None
+        return np.concatenate([r[0] for r in rows]).reshape(len(rows), -1), sem
 
     def probabilities(self, lines: Sequence[str], n_residual: int = 0, layout: Sequence[LineLayout] = ()) -> np.ndarray:
         """Per-line probabilities [n_lines, 1 + max_level + rel_classes].
