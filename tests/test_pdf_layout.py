@@ -98,6 +98,31 @@ def test_running_heads_with_chinese_chapter_numerals_are_furniture():
         BODY if page % 5 == 0 else FURNITURE for page in range(30)]
 
 
+def test_running_heads_set_like_prose_over_a_body_of_smaller_code_are_furniture():
+    """A LaTeX package's documentation: code listings (9 pt) are most of the text, so they give the body
+    size; prose and the running heads ("5.3 加载宏包 5 实现细节", section and chapter titles) are set
+    in 10 pt, 1.11 times the body. Each section's running head repeats on too few pages to count as
+    text; with the titles masked they are one running head, while the titles themselves stay text."""
+    p = Pages()
+    sections = [f"5.{k} {name}" for k, name in enumerate(["加载宏包", "页面设置", "主文档格式", "字体与字号",
+                                                           "局部设置", "附加页面", "参考文献", "附录"], 1)]
+    for page in range(32):
+        p.page()
+        if page == 0:
+            p.line("5 实现细节", 70, size=15.0, bold=True)
+        else:
+            p.line(f"{sections[(page - 1) // 4]} 5 实现细节", 40, size=10.0)
+        if page % 4 == 1:
+            p.line(sections[(page - 1) // 4], 90, size=12.0, bold=True)
+        p.line(f"这一节说明第 {page} 页的宏包代码与它的用法。", 110, size=10.0)
+        for k in range(8):
+            p.line(f"\\def\\njuw@{chr(97 + page % 26)}{k}{{\\relax}} % {page}", 130 + 11 * k, size=9.0)
+    pdf, _ = p.build()
+    heads = [ln.role for ln in pdf.lines if "5 实现细节" in pdf.text[ln.start : ln.end] and ln.y == 40]
+    assert heads == [FURNITURE] * 31
+    assert {ln.role for ln in pdf.lines if ln.bold} == {BODY}
+
+
 def test_repeated_bold_label_under_a_running_head_is_not_furniture():
     p = Pages()
     for _ in range(1, 9):

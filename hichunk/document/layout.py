@@ -25,9 +25,11 @@ words that is a heading title found elsewhere in the document (a line set
 larger or bolder than the body, or two such lines in a row; numbers stripped,
 case and width folded, a title cut short with an ellipsis too) reads as one
 placeholder. (Bookmarks are not read here: layout analysis is the same whether
-explicit structure is used or hidden.) A line that is nothing but a title counts this way only
-when it is set like body text or smaller and not bold (bold labels such as
-"Usage" or "Examples" that open many pages are headings, not furniture).
+explicit structure is used or hidden.) A line that is nothing but titles counts this way only
+when it is not set like a title: not bold, and less than ``TITLE_SIZE`` larger than the body
+(bold labels such as "Usage" or "Examples" that open many pages are headings, not furniture;
+a LaTeX package's documentation sets its running heads like its prose, a little larger than
+its code listings, which are most of its text and so give the body size).
 
 The first two rules skip lines larger than the body (chapter titles open
 pages at the same height, numbered in step with the pages) and bold inner
@@ -255,7 +257,7 @@ def mark_furniture(text: str, lines: list[TextLine], page_heights: list[float], 
         masked = known.mask(s, index[id(ln)]) if plain and len(s) <= 200 else None
         if masked is not None:
             words, only_titles = masked
-            quiet = metrics.ratio(ln) <= 1.05 and not metrics.bold(ln)
+            quiet = metrics.ratio(ln) < TITLE_SIZE and not metrics.bold(ln)  # not set like a title
             masked = (band, "masked", words) if quiet or not only_titles else None
         numbered = []
         if plain and len(s) <= 120:  # longer lines with a leading number are footnotes
