@@ -123,6 +123,30 @@ def test_running_heads_set_like_prose_over_a_body_of_smaller_code_are_furniture(
     assert {ln.role for ln in pdf.lines if ln.bold} == {BODY}
 
 
+def test_a_chapters_first_page_running_head_with_the_chapter_alone_is_furniture():
+    """A chapter's first page carries "3 使用说明" in the running head's place; its other pages "3.2 论文选项
+    3 使用说明". Too few pages repeat the short form; it sits in the running heads' slot, so it is one."""
+    p = Pages()
+    chapters = ["简介", "安装", "使用说明", "实现细节"]
+    for page in range(32):
+        number, k = page // 8 + 1, page % 8
+        chapter = f"{number} {chapters[number - 1]}"
+        p.page()
+        if k == 0:
+            p.line(chapter, 40, size=10.0, x0=500.0).line(chapter, 80, size=15.0, bold=True)
+        else:
+            section = f"{number}.{(k + 1) // 2} 第{number}章第{(k + 1) // 2}节"
+            p.line(f"{section} {chapter}", 40, size=10.0, x0=400.0)
+            if k % 2:
+                p.line(section, 90, size=12.0, bold=True)
+        p.line(f"这一页说明第 {page} 页的内容与它的用法。", 110, size=10.0)
+        for j in range(6):
+            p.line(f"\\def\\cmd{chr(97 + page % 26)}{j}{{\\relax}} % {page}", 130 + 11 * j, size=9.0)
+    pdf, _ = p.build()
+    assert [ln.role for ln in pdf.lines if ln.y == 40] == [FURNITURE] * 32
+    assert {ln.role for ln in pdf.lines if ln.bold} == {BODY}
+
+
 def test_repeated_bold_label_under_a_running_head_is_not_furniture():
     p = Pages()
     for _ in range(1, 9):

@@ -31,6 +31,10 @@ when it is not set like a title: not bold, and less than ``TITLE_SIZE`` larger t
 a LaTeX package's documentation sets its running heads like its prose, a little larger than
 its code listings, which are most of its text and so give the body size).
 
+A page's outermost line made of titles and numbers, at the height and in the size
+of running heads found on enough other pages, is one too (a chapter's first page
+carries the chapter title alone where its other pages carry section and chapter).
+
 The first two rules skip lines larger than the body (chapter titles open
 pages at the same height, numbered in step with the pages) and bold inner
 lines (section labels right under a running head).
@@ -281,6 +285,21 @@ def mark_furniture(text: str, lines: list[TextLine], page_heights: list[float], 
                 or (rank == 0 and _FOLIO.match(fold(text[ln.start : ln.end])))):
             ln.role = FURNITURE
             flagged.add((ln.page, band, rank))
+    _fill_running_head_slots(keys, min_repeat)
+
+
+def _fill_running_head_slots(keys: list[tuple], min_repeat: int) -> None:
+    """A page's outermost line made of titles (and numbers), at the height and in the size of the running
+    heads found on enough other pages, is a running head too: a chapter's first page carries the chapter
+    alone ("3 使用说明") where its other pages carry section and chapter, so its words repeat too rarely."""
+    slots = _Heights()
+    for ln, band, rank, *_ in keys:
+        if rank == 0 and ln.role == FURNITURE:
+            slots.add((band, round(ln.size, 1)), ln.y, ln.page)
+    for ln, band, rank, _, masked, _ in keys:
+        if (rank == 0 and ln.role != FURNITURE and masked is not None
+                and slots.count((band, round(ln.size, 1)), ln.y) >= min_repeat):
+            ln.role = FURNITURE
 
 
 def mark_toc(text: str, lines: list[TextLine]) -> None:
