@@ -24,6 +24,7 @@ from hichunk.engine import (
     model_units,
     relative_headings,
 )
+from hichunk.engine.contents import contents_titles
 from hichunk.protocol import SplitPointModel
 from hichunk.sentences import split_sentences
 from hichunk.token_table import TokenTable
@@ -56,7 +57,7 @@ class HichunkChunker:
         units = model_units(doc, sentences)
         report = None if self.on_window is None else (lambda record: self.on_window(doc.name, record))
         result = infer_points([u.text for u in units], self.model, self.settings, self.cache, report, self.progress,
-                              [u.layout for u in units])
+                              [u.layout for u in units], contents_titles(doc))
         # With explicit headings in use, a fallback start says nothing about the text: leave it out.
         skip = result.fallbacks if self.options.hints == "use" and doc.headings else set()
         bounds = [Boundary(units[u].offset, level, title) for u, (level, title) in sorted(result.points.items()) if u not in skip]

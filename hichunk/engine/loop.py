@@ -49,11 +49,12 @@ level; a window always takes at least one new line, so the loop always ends.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 
 from hichunk.engine.apart import starts_set_apart
 from hichunk.engine.cache import PredictionCache, window_key
+from hichunk.engine.contents import starts_on_contents_titles
 from hichunk.engine.fences import starts_outside_code_fences
 from hichunk.engine.lists import starts_on_titles_above_lists
 from hichunk.engine.matter import front_and_back_matter_as_chapters
@@ -182,10 +183,12 @@ def infer_points(
     on_window: Callable[[WindowRecord], None] | None = None,
     progress: bool = False,
     layout: Sequence[LineLayout] | None = None,
+    contents: Collection[str] = (),
 ) -> EngineResult:
     """Chunk starts over ``texts`` (one model line per unit) by iterative windowed inference.
 
-    ``layout``, one ``LineLayout`` per text, is passed on to the model with each window.
+    ``layout``, one ``LineLayout`` per text, is passed on to the model with each window;
+    ``contents``, the titles the document's table of contents lists (``contents_titles``).
     """
     settings = settings or EngineSettings()
     window_tokens = settings.window_tokens or model.window_tokens
@@ -253,7 +256,8 @@ def infer_points(
     points = starts_on_titles_above_lists(points, texts, layout)
     points = starts_on_module_titles(points, texts, layout)
     points = styled_peers_as_titles(points, texts, layout)
-    points = result.points = starts_set_apart(starts_outside_code_fences(points, texts), layout)
+    points = starts_set_apart(starts_outside_code_fences(points, texts), layout)
+    points = result.points = starts_on_contents_titles(points, texts, layout, contents)
     if settings.document_levels and isinstance(model, OutlineReader):
         points = result.points = model.outline_levels(points, texts, layout)
     if settings.document_levels:
