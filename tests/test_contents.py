@@ -37,3 +37,19 @@ def test_a_line_the_contents_name_once_starts_a_titled_section_at_its_styles_lev
     toc_line = list(layout)
     toc_line[3] = LineLayout(blank_before=True, blank_after=True, role="toc")
     assert starts_on_contents_titles(points, texts, toc_line, titles) == points
+
+
+
+def test_the_chunker_reads_the_contents_and_the_engine_starts_the_sections_they_name(tokenizer):
+    from engine_doubles import ScriptedModel
+
+    from hichunk.chunkers import ChunkOptions, chunk_document
+
+    body = "\n\n".join(f"Paragraph {i} of running text that says something about the topic at hand." for i in range(12))
+    text = ("Contents\n\n1 Introduction ........ 1\n2 Installing ........ 3\n\n"
+            f"1 Introduction\n\n{body}\n\n2 Installing\n\n{body}\n")
+    quiet = ScriptedModel([""], window_tokens=2000)  # a model that never starts a chunk
+    tree = chunk_document(parse_document(text, "text"), "hichunk",
+                          ChunkOptions(hints="ignore", merge_over_chunk=False, tokenizer=tokenizer), model=quiet)
+    starts = [tree.clean[s.clean_start:].split("\n", 1)[0] for s in tree.splits if s.title]
+    assert starts == ["1 Introduction", "2 Installing"]  # the body's headings, not the contents lines
