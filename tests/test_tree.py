@@ -44,7 +44,8 @@ def test_text_before_first_split_is_a_level_one_chunk(tokenizer):
     assert to_splits(tree) == [["preface text here\n", 1], ["## B\nbody b\n", 2]]
 
 
-@pytest.mark.parametrize("lead", ["\n", "\n\n  \n", "\u3000\n"])
+@pytest.mark.parametrize("lead", ["\n", "\n\n  \n", "\u3000\n", "---\ntitle: Page\nsummary: s\n---\n\n",
+                                  "+++\ntitle = \"Page\"\n+++\n"])
 def test_blank_text_before_the_first_split_opens_the_first_chunk(tokenizer, lead):
     text = lead + "## B\nbody b\n### C\nbody c\n"
     tree = md_tree(text, tokenizer)
@@ -54,6 +55,13 @@ def test_blank_text_before_the_first_split_opens_the_first_chunk(tokenizer, lead
     assert [tree.raw_text(leaf) for leaf in tree.leaves()] == [lead + "## B\nbody b\n", "### C\nbody c\n"]
     assert [n.title for n in tree.chunks()] == ["B", "C"]
     assert to_markdown(tree).startswith(lead + "## B")
+
+
+@pytest.mark.parametrize("lead", ["---\ntitle: Page\n---\nAn introduction.\n", "---\ntitle: never closed\n\n",
+                                  "---\n\nA rule, then text.\n"])
+def test_front_matter_with_text_or_not_front_matter_stays_a_chunk(tokenizer, lead):
+    tree = md_tree(lead + "## B\nbody b\n", tokenizer)
+    assert to_splits(tree) == [[lead, 1], ["## B\nbody b\n", 2]]
 
 
 def test_heading_without_body_opens_the_next_chunk(tokenizer):

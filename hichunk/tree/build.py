@@ -21,6 +21,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from hichunk.document.markdown import front_matter_end
 from hichunk.document.model import MAX_LEVEL, Document
 from hichunk.document.roles import heading_continuation
 from hichunk.sentences import Sentence, SentenceSpans
@@ -30,6 +31,16 @@ from hichunk.tree.leaves import enforce_limit, pack_leaves
 from hichunk.tree.model import CHUNK, LEAF, ROOT, SECTION, ChunkTree, Node, Split
 
 _MARKERS = re.compile(r"^\s{0,3}#+\s*|\s+#+\s*$")
+
+
+def _no_content(lead: str) -> bool:
+    """True for text that is no section of its own: blank (an info file's header), or a page's YAML/TOML front
+    matter and blanks (a Jekyll or Hugo page's metadata belongs with the page's title, not in a chunk alone)."""
+    if lead.isspace():
+        return True
+    lines = lead.split("\n")
+    close = front_matter_end(lines)
+    return close >= 0 and all(not line.strip() for line in lines[close + 1:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,8 +182,8 @@ class _Builder:
         bounds = normalize_boundaries(boundaries, clean_len)
         if not bounds and doc.text:  # only markup, no visible text: one empty leaf keeps the raw text
             bounds = [Boundary(0, 1)]
-        blank_lead = len(bounds) > 1 and doc.clean[: bounds[1].offset].isspace()
-        if blank_lead:  # blank text before the first point (an info file's header) opens the first chunk
+        blank_lead = len(bounds) > 1 and _no_content(doc.clean[: bounds[1].offset])
+        if blank_lead:  # blank text or front matter before the first point opens the first chunk
             bounds = bounds[1:]
         ends = [b.offset for b in bounds[1:]] + [clean_len]
         splits = [Split(doc.raw_offset(b.offset), b.offset, b.level, b.title) for b in bounds]
