@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from hichunk.document import parse_document
 from hichunk.engine.contents import contents_titles, entry_words, starts_on_contents_titles
 from hichunk.protocol import LineLayout
@@ -21,6 +23,17 @@ def test_contents_at_the_front_count_and_an_index_at_the_back_does_not():
     text = ("Contents\n\n1 Introduction ........ 1\n2 Installing ........ 3\n\n" + body
             + "\n\nIndex\n\napples ........ 12\npears ........ 14\n")
     assert contents_titles(parse_document(text, "text")) == {"introduction", "installing"}
+
+
+def test_a_short_paged_documents_contents_after_its_cover_and_abstracts_count():
+    cover = "\n\n".join(f"Abstract sentence {i} about the thesis and what it argues in some detail." for i in range(12))
+    body = "\n\n".join(f"Paragraph {i} of running text that says something about the topic at hand." for i in range(40))
+    contents = "Contents\n\n1 Introduction ........ 1\n2 Installing ........ 3\n\n"
+    text = cover + "\n\n" + contents + body + "\n\nIndex\n\napples ........ 12\npears ........ 14\n"
+    doc = parse_document(text, "text")
+    assert contents_titles(doc) == set()  # past the first 15% of a text without pages
+    paged = dataclasses.replace(doc, page_starts=[0, len(cover) + 2, len(cover) + 2 + len(contents), len(text) - 60])
+    assert contents_titles(paged) == {"introduction", "installing"}  # within its first pages; the index is not
 
 
 def test_a_line_the_contents_name_once_starts_a_titled_section_at_its_styles_level():

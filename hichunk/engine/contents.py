@@ -29,6 +29,7 @@ _NUMBER_HEAD = re.compile(r"^\s*(?:(?:chapter|part|appendix|section)\s+)?(?:[0-9
 _ZH_HEAD = re.compile(r"^\s*第\s*[0-9零〇一二三四五六七八九十百]+\s*[章节節篇部]\s*")
 MIN_TITLE_CHARS = 2
 FRONT_SHARE = 0.15  # contents pages open a document; indexes close it
+FRONT_PAGES = 10  # a short thesis's cover, declarations and abstracts come first and may fill more than that share
 
 
 def entry_words(text: str, entry: bool = False) -> str:
@@ -40,11 +41,22 @@ def entry_words(text: str, entry: bool = False) -> str:
     return " ".join(s.split()).casefold()
 
 
+def front_end(doc: Document) -> int:
+    """Raw offset where a document's front (where its contents pages are) ends: the first ``FRONT_SHARE`` of
+    its text, or of a paged document its first ``FRONT_PAGES`` pages when they are longer, up to half the text
+    (the back half holds the indexes)."""
+    share = int(len(doc.text) * FRONT_SHARE)
+    if not doc.page_starts:
+        return share
+    pages = doc.page_starts[FRONT_PAGES] if len(doc.page_starts) > FRONT_PAGES else len(doc.text)
+    return max(share, min(pages, len(doc.text) // 2))
+
+
 def contents_titles(doc: Document) -> frozenset[str]:
-    """The titles a document's table of contents lists (empty without one): leader entries in the first
-    ``FRONT_SHARE`` of the raw text (a PDF's contents pages are left out of its clean view; an index at
-    the back, leaders and all, lists terms, not headings) and the plain-text contents lines there."""
-    front = int(len(doc.text) * FRONT_SHARE)
+    """The titles a document's table of contents lists (empty without one): leader entries in the document's
+    front (``front_end``: a PDF's contents pages are left out of its clean view; an index at the back, leaders
+    and all, lists terms, not headings) and the plain-text contents lines there."""
+    front = front_end(doc)
     raw = {entry_words(line, entry=True) for line in doc.text[:front].splitlines()
            if len(line) <= 240 and line.strip()[-1:].isalnum() and is_toc_entry(line)}
     plain = {entry_words(doc.lines[i].text, entry=True) for i in toc_lines(doc)
