@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine_doubles import ScriptedModel
 
 from hichunk.engine import infer_points
-from hichunk.engine.fences import code_lines, starts_outside_code_fences
+from hichunk.engine.fences import code_lines, starts_outside_fences
 from hichunk.models.prompt import format_answer
 from hichunk.protocol import ChunkStart, LineLayout
 
@@ -18,13 +18,13 @@ def test_starts_on_code_lines_and_closing_fences_are_dropped():
     points = {0: (1, True), 2: (2, False), 5: (1, True), 6: (2, True), 7: (2, False), 9: (2, True), 10: (3, True)}
     assert code_lines(README) == {3, 4, 5, 6, 7}
     # the opening fence may start a chunk (it opens with the block); nothing inside or on the closing fence
-    assert starts_outside_code_fences(points, README) == {0: (1, True), 2: (2, False), 9: (2, True), 10: (3, True)}
+    assert starts_outside_fences(points, README) == {0: (1, True), 2: (2, False), 9: (2, True), 10: (3, True)}
 
 
 def test_only_closed_backtick_fences_count():
     unclosed = ["Intro", "```", "code", "Usage", "text"]
     assert code_lines(unclosed) == set()
-    assert starts_outside_code_fences({3: (2, True)}, unclosed) == {3: (2, True)}
+    assert starts_outside_fences({3: (2, True)}, unclosed) == {3: (2, True)}
     tildes = ["Installing", "~~~~~~~~~~", "Run make.", "Options", "~~~~~~~", "None."]  # plain-text underlines
     assert code_lines(tildes) == set()
     shorter = ["````", "```", "inside", "````", "after"]  # a closing fence is at least as long as its opening
@@ -42,3 +42,11 @@ def test_the_engine_drops_a_models_start_inside_a_code_block():
     result = infer_points(README, ScriptedModel(on_code, window_tokens=400), layout=layout)
     assert 6 not in result.points
     assert {0, 9, 10} <= set(result.points)
+
+
+def test_no_start_inside_a_pages_front_matter():
+    page = ["---", "docClass: timeline", "title: Changelog", "---", "", "1.20.8 2026-09-17", "Features", "Fixed a bug."]
+    points = {0: (1, False), 1: (1, True), 3: (2, False), 5: (1, True), 6: (2, True)}
+    assert starts_outside_fences(points, page) == {0: (1, False), 5: (1, True), 6: (2, True)}
+    rule = ["---", "", "Text after a rule.", "---", "More"]  # a thematic break, not front matter: its first line is no key
+    assert starts_outside_fences({2: (1, True), 4: (1, True)}, rule) == {2: (1, True), 4: (1, True)}

@@ -1,4 +1,4 @@
-"""No section starts inside a fenced code block.
+"""No section starts inside a fenced code block, nor inside a page's front matter.
 
 With heading markers hidden, a Markdown file still shows its code fences, and the
 lines between them are code: a shell comment (``# 环境设置``), a call
@@ -13,12 +13,19 @@ opening line) that close (a line of at least as many backticks and nothing
 else) count: plain-text manuals underline headings with runs of ``~``, and a
 stray unclosed fence must not silence the rest of a document. Model-agnostic,
 like the other document-level passes: it reads unit texts only.
+
+A page's YAML or TOML front matter (``---`` / ``title: ...`` / ``---`` opening the
+file, as ``hichunk.document.markdown.front_matter_end`` reads it) is fenced the
+same way: it is the page's metadata, and a start on one of its keys
+(``docClass: timeline``) would split it from the page's title.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from hichunk.document.markdown import front_matter_end
 
 _OPEN = re.compile(r"^ {0,3}(`{3,})[^`]*$")
 _CLOSE = re.compile(r"^ {0,3}(`{3,})\s*$")
@@ -43,10 +50,14 @@ def code_lines(texts: Sequence[str]) -> set[int]:
     return inside
 
 
-def starts_outside_code_fences(points: dict[int, tuple[int, bool]],
-                               texts: Sequence[str]) -> dict[int, tuple[int, bool]]:
-    """``points`` (unit -> (level, title)) without the starts inside fenced code blocks."""
-    code = code_lines(texts)
+def front_matter_lines(texts: Sequence[str]) -> set[int]:
+    """Indexes of the lines of the front matter opening the text, its closing line included (empty without)."""
+    return set(range(1, front_matter_end(list(texts)) + 1))
+
+
+def starts_outside_fences(points: dict[int, tuple[int, bool]], texts: Sequence[str]) -> dict[int, tuple[int, bool]]:
+    """``points`` (unit -> (level, title)) without the starts inside fenced code blocks and front matter."""
+    code = code_lines(texts) | front_matter_lines(texts)
     if not code:
         return points
     return {u: v for u, v in points.items() if u not in code}

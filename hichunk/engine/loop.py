@@ -55,7 +55,7 @@ from dataclasses import asdict, dataclass, field
 from hichunk.engine.apart import starts_set_apart
 from hichunk.engine.cache import PredictionCache, window_key
 from hichunk.engine.contents import starts_on_contents_titles
-from hichunk.engine.fences import starts_outside_code_fences
+from hichunk.engine.fences import starts_outside_fences
 from hichunk.engine.lists import starts_on_titles_above_lists
 from hichunk.engine.matter import front_and_back_matter_as_chapters
 from hichunk.engine.midline import starts_at_line_starts
@@ -256,7 +256,7 @@ def infer_points(
     points = starts_on_titles_above_lists(points, texts, layout)
     points = starts_on_module_titles(points, texts, layout)
     points = styled_peers_as_titles(points, texts, layout)
-    points = starts_set_apart(starts_outside_code_fences(points, texts), layout)
+    points = starts_set_apart(starts_outside_fences(points, texts), layout)
     points = result.points = starts_on_contents_titles(points, texts, layout, contents)
     if settings.document_levels and isinstance(model, OutlineReader):
         points = result.points = model.outline_levels(points, texts, layout)
