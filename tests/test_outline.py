@@ -271,6 +271,20 @@ def test_a_sentence_added_at_the_top_does_not_change_the_levels():
     assert [after[u + 1][0] for u in sorted(points)] == [before[u][0] for u in sorted(points)] == [1, 2, 2, 2]
 
 
+def test_a_readme_banner_in_html_names_the_project_and_its_sections_stay_on_the_top_level():
+    banner = ['<p align="center">', '<img alt="logo" src="https://example.org/logo.png" width="120">', "</p>",
+              '<h1 align="center">Vant</h1>', '<p align="center">A lightweight UI library for mobile web apps.</p>',
+              '<a href="https://example.org/docs">Documentation</a>', "&nbsp;", "·", "&nbsp;",
+              '<a href="./README.zh-CN.md">中文介绍</a>', "</p>"]
+    sections = ["Features", "body", "Install", "body", "Quickstart", "body"]
+    texts = banner + sections
+    points = {len(banner) + i: (2, True) for i in (0, 2, 4)}  # the windows hung the sections under the banner
+    assert {lv for lv, _ in consistent_levels(points, texts).values()} == {1}  # beside it, none their title
+    words = ["A lightweight UI library for mobile web apps, with a sentence of its own.", *sections]
+    points = {1 + i: (2, True) for i in (0, 2, 4)}
+    assert [lv for _, (lv, _) in sorted(consistent_levels(points, words).items())] == [1, 2, 2]  # words: a title
+
+
 def test_an_unnumbered_title_goes_above_numbered_chapters_put_beside_it():
     texts = ["SBCL Internals", "body", "1 Build", "1.1 Cold init", "body", "2 Calling Convention", "2.1 Local calls"]
     points = {0: (1, True), 2: (1, True), 3: (2, True), 5: (1, True), 6: (2, True)}

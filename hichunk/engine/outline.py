@@ -640,6 +640,8 @@ _TAG_PIECE = re.compile(r"<[A-Za-z/!][^<>]*$|^[^<>]*[\"']\s*/?>|^\s*/?>")  # the
 
 
 _BULLET = re.compile(r"^\s*[-*+\u2022]\s+")
+_ENTITY = re.compile(r"&(?:[A-Za-z]{2,8}|#[0-9]{1,6}|#x[0-9A-Fa-f]{1,6});")
+_HTML_LINE = re.compile(r"^\s*<[A-Za-z][^<>]*>.*</[A-Za-z][A-Za-z0-9]*>\s*$")  # an element opened and closed on one line
 
 
 def _has_words(texts: Sequence[str], layouts: Sequence[LineLayout] | None) -> bool:
@@ -647,10 +649,13 @@ def _has_words(texts: Sequence[str], layouts: Sequence[LineLayout] | None) -> bo
     role, and more than a navigation entry ("- Table of Contents", "- Next Chapter": a bullet of a few words).
 
     Markup is removed from the lines joined, so a tag that a hard-wrapped file breaks over lines
-    (``<p align="center"><a`` / ``href="..."><img`` / ``alt="stars" /></a>``) is still markup.
+    (``<p align="center"><a`` / ``href="..."><img`` / ``alt="stars" /></a>``) is still markup. So are
+    entities (``&nbsp;``) and whole-line HTML elements: a README's centred banner
+    (``<h1 align="center">Vant</h1>``, a tagline in ``<p>``) names the project above the Markdown, and the
+    first heading after it is a section beside the others, not their title.
     """
-    kept = [t for i, t in enumerate(texts) if not (layouts is not None and layouts[i].role)]
-    joined = _TAG_OR_URL.sub(" ", _LINK.sub(r"\1", _IMAGE.sub(" ", "\n".join(kept))))  # a badge is an image in a link
+    kept = [t for i, t in enumerate(texts) if not (layouts is not None and layouts[i].role) and not _HTML_LINE.match(t)]
+    joined = _ENTITY.sub(" ", _TAG_OR_URL.sub(" ", _LINK.sub(r"\1", _IMAGE.sub(" ", "\n".join(kept)))))  # a badge: an image in a link
     for words in joined.split("\n"):
         if (bullet := _BULLET.match(words)) and _word_count(words[bullet.end():]) <= 4:
             continue
