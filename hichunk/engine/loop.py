@@ -59,6 +59,7 @@ from hichunk.engine.fences import starts_outside_fences
 from hichunk.engine.lists import starts_on_titles_above_lists
 from hichunk.engine.matter import front_and_back_matter_as_chapters
 from hichunk.engine.midline import starts_at_line_starts
+from hichunk.engine.numbered import numbered_outline_only
 from hichunk.engine.outline import consistent_levels, title_shaped
 from hichunk.engine.peers import styled_peers_as_titles, type_peers_as_titles
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
@@ -262,5 +263,5 @@ def infer_points(
         points = result.points = model.outline_levels(points, texts, layout)
     if settings.document_levels:
         points = type_peers_as_titles(consistent_levels(points, texts, layout), texts, layout)
-        result.points = front_and_back_matter_as_chapters(points, texts)
+        result.points = numbered_outline_only(front_and_back_matter_as_chapters(points, texts), texts, layout)
     return result

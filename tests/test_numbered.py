@@ -1,0 +1,41 @@
+"""In a numbered document, an unnumbered start below the top level is not a section."""
+
+from __future__ import annotations
+
+from engine_doubles import ScriptedModel
+
+from hichunk.engine import infer_points
+from hichunk.engine.numbered import numbered_outline_only
+from hichunk.models.prompt import format_answer
+from hichunk.protocol import ChunkStart, LineLayout
+
+SOLVER = ["第1章 求解器选项", "求解器有以下选项。", "1.1 进化算法", "Setting", "Learning Cycles", "循环次数。",
+          "1.2 线性求解器", "F11 设置全屏模式", "1.3 群体求解器", "粒子群。", "第2章 结果", "结果如下。", "参考文献", "[1] 某书。"]
+
+
+def test_unnumbered_starts_below_the_top_are_dropped_and_the_top_keeps_its_own():
+    points = {0: (1, True), 2: (2, True), 3: (3, True), 6: (2, True), 7: (2, True), 8: (2, True), 10: (1, True),
+              12: (1, True)}
+    # "Setting" (a table row) and a menu entry go; "参考文献" beside the chapters stays
+    assert numbered_outline_only(points, SOLVER) == {0: (1, True), 2: (2, True), 6: (2, True), 8: (2, True),
+                                                     10: (1, True), 12: (1, True)}
+
+
+def test_documents_not_mostly_numbered_keep_every_start():
+    few = {0: (1, True), 2: (2, True), 3: (2, True), 4: (2, True)}  # two numbered of four
+    assert numbered_outline_only(few, SOLVER) == few
+    readme = ["Overview", "Install", "1. Download", "Usage", "2. Run", "FAQ"]
+    mostly_plain = {0: (1, True), 1: (2, True), 2: (3, False), 3: (2, True), 4: (3, False), 5: (2, True)}
+    assert numbered_outline_only(mostly_plain, readme) == mostly_plain
+    assert numbered_outline_only({}, SOLVER) == {}
+
+
+def test_the_engine_drops_a_table_row_the_model_read_as_a_heading():
+    def answer(window) -> str:
+        starts = {0: 1, 2: 2, 3: 3, 6: 2, 8: 2, 10: 1, 12: 1}
+        return format_answer(ChunkStart(i, lv, True) for i, lv in starts.items())
+
+    layout = [LineLayout(blank_before=True, blank_after=True)] * len(SOLVER)
+    result = infer_points(SOLVER, ScriptedModel(answer, window_tokens=400), layout=layout)
+    assert 3 not in result.points
+    assert {0, 2, 6, 8, 10, 12} <= set(result.points)
