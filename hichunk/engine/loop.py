@@ -62,6 +62,7 @@ from hichunk.engine.midline import starts_at_line_starts
 from hichunk.engine.numbered import numbered_outline_only
 from hichunk.engine.outline import consistent_levels, title_shaped
 from hichunk.engine.peers import styled_peers_as_titles, type_peers_as_titles
+from hichunk.engine.releases import release_lines, releases_as_sections
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
 from hichunk.engine.rest import starts_on_module_titles
 from hichunk.engine.signatures import starts_on_signatures_above
@@ -263,5 +264,7 @@ def infer_points(
         points = result.points = model.outline_levels(points, texts, layout)
     if settings.document_levels:
         points = type_peers_as_titles(consistent_levels(points, texts, layout), texts, layout)
-        result.points = numbered_outline_only(front_and_back_matter_as_chapters(points, texts), texts, layout)
+        points = front_and_back_matter_as_chapters(points, texts)
+        releases = release_lines(texts)  # a changelog's versions are no outline numbers
+        result.points = releases_as_sections(points, releases) if releases else numbered_outline_only(points, texts, layout)
     return result

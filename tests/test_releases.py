@@ -1,0 +1,71 @@
+"""A changelog's release lines are its sections, all on one level (headings hidden or plain text)."""
+
+from __future__ import annotations
+
+from engine_doubles import ScriptedModel
+
+from hichunk.engine import infer_points
+from hichunk.engine.releases import release_lines, releases_as_sections
+from hichunk.models.prompt import format_answer
+from hichunk.protocol import ChunkStart, LineLayout
+
+CHANGELOG = ["Changelog", "",
+             "🌈 1.20.8 `2026-09-17`", "Features", "- Form: a new flag", "Bug Fixes", "- Menu: a crash",
+             "🌈 1.20.7 `2026-08-27`", "Bug Fixes", "- Select: stale callback",
+             "v1.19.0 (2026-04-10)", "Features", "- Steps: vertical layout",
+             "Avahi 0.8, the 'Dobro Jutro' release", "Notes on this one."]
+
+
+def test_falling_versions_with_text_between_are_releases():
+    assert release_lines(CHANGELOG) == [2, 7, 10, 13]
+
+
+def test_rising_outline_numbers_and_lists_of_versions_are_not_releases():
+    outline = ["Manual", "1.1 Installing", "Run make.", "1.2 Configuring", "Edit the file.", "2.1 Usage", "Call it."]
+    assert release_lines(outline) == []  # numbers go up: an outline
+    dependencies = ["Tested with", "jQuery 2.1.0", "jQuery 2.0.2", "jQuery 1.11.0", "jQuery 1.9.1", "and more."]
+    assert release_lines(dependencies) == []  # nothing between them: a list
+    bullets = ["Notes", "- inkscape 1.2 compatibility", "text", "- gtk 1.1 port", "text", "- qt 1.0 port", "text"]
+    assert release_lines(bullets) == []  # list items, not headings
+    sentences = ["Intro", "Version 3.2 of the library was released last year with many fixes and a new parser.", "x",
+                 "Version 3.1 of the library was the first one to support the parser and the old format too.", "y",
+                 "Version 3.0 of the library came out in the spring, after a long beta with many users and reports.", "z"]
+    assert release_lines(sentences) == []  # running text that mentions versions
+    others = ["Notes", "192.168.212             REJECT", "x", "1.005 fixed that.", "y", "    0.8 -0.8 scale", "z",
+              "/Coords [113.13708 207.87465 0 113.13708]", "w"]
+    assert release_lines(others) == []  # an address, a sentence, indented code, a row of numbers
+
+
+def test_releases_become_one_level_and_what_was_found_inside_goes_below():
+    points = {0: (1, True), 3: (1, True), 5: (2, True), 8: (3, True), 11: (3, True)}  # every release line missed
+    releases = release_lines(CHANGELOG)
+    assert releases_as_sections(points, releases) == {
+        0: (1, True), 2: (2, True), 3: (3, True), 5: (3, True), 7: (2, True), 8: (3, True),
+        10: (2, True), 11: (3, True), 13: (2, True)}
+    untitled = {3: (2, True), 4: (4, False)}  # no title before the first release: releases on level 1
+    assert releases_as_sections(untitled, [2, 7, 10]) == {2: (1, True), 3: (2, True), 4: (3, False), 7: (1, True),
+                                                          10: (1, True)}
+    # found by the model (an FAQ's "If your file predates 6.4.0" under its section): their level stays, and
+    # the section after the releases does not move
+    faq = {0: (1, True), 1: (1, True), 2: (2, True), 7: (2, True), 8: (3, True), 10: (3, True), 14: (1, True)}
+    assert releases_as_sections(faq, [2, 7, 10]) == {0: (1, True), 1: (1, True), 2: (2, True), 7: (2, True),
+                                                     8: (3, True), 10: (2, True), 14: (1, True)}
+    # missed by the model: they go below the section they are in, and the run ends at the FAQ's next
+    # section (on the level most titles before them have), which keeps its level
+    missed = {0: (1, True), 1: (2, True), 3: (2, True), 4: (2, True), 8: (2, True), 12: (2, True), 14: (2, True)}
+    assert releases_as_sections(missed, [5, 9, 11]) == {0: (1, True), 1: (2, True), 3: (2, True), 4: (2, True),
+                                                        5: (3, True), 8: (4, True), 9: (3, True), 11: (3, True),
+                                                        12: (2, True), 14: (2, True)}
+    assert releases_as_sections(points, []) == points
+
+
+def test_the_engine_makes_a_changelogs_releases_siblings():
+    def answer(window) -> str:  # the model nests later releases under the first, as outline numbers
+        starts = {0: 1, 2: 1, 3: 2, 7: 3, 10: 3, 13: 3}
+        return format_answer(ChunkStart(i, lv, True) for i, lv in starts.items())
+
+    layout = [LineLayout(blank_before=True, blank_after=True)] * len(CHANGELOG)
+    result = infer_points(CHANGELOG, ScriptedModel(answer, window_tokens=400), layout=layout)
+    levels = {result.points[u][0] for u in (2, 7, 10, 13)}
+    assert len(levels) == 1 and min(levels) > result.points[0][0]  # siblings, under "Changelog"
+    assert result.points[3][0] > min(levels)  # "Features" inside its release
