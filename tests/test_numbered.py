@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine_doubles import ScriptedModel
 
 from hichunk.engine import infer_points
-from hichunk.engine.numbered import numbered_outline_only
+from hichunk.engine.numbered import missed_outline_numbers, numbered_outline_only
 from hichunk.models.prompt import format_answer
 from hichunk.protocol import ChunkStart, LineLayout
 
@@ -39,3 +39,40 @@ def test_the_engine_drops_a_table_row_the_model_read_as_a_heading():
     result = infer_points(SOLVER, ScriptedModel(answer, window_tokens=400), layout=layout)
     assert 3 not in result.points
     assert {0, 2, 6, 8, 10, 12} <= set(result.points)
+
+
+FAQ = ["2. General problems", "2.1 G1. What is fetchmail?", "A mail client.", "2.2 G2. Where is the FAQ?",
+       "On the web.", "2.3 G3. Something does not work. Will you fix it?", "Maybe.", "2.4 G4. I have an idea.",
+       "Send it.", "See also 2.5 for more.", "3. Build-time problems", "3.1 B1. Make dies on FreeBSD.", "Use gmake."]
+
+
+def _apart(texts: list[str], joined: tuple[int, ...] = ()) -> list[LineLayout]:
+    """Every unit a paragraph of its own, except those ``joined`` to the line above."""
+    return [LineLayout(blank_before=u not in joined, blank_after=u + 1 not in joined) for u in range(len(texts))]
+
+
+def test_a_missed_line_that_continues_the_outline_numbers_starts_a_section():
+    points = {0: (1, True), 1: (2, True), 3: (2, True), 10: (1, True), 11: (2, True)}
+    # "2.3" follows "2.2" and "2.4" then follows "2.3"; "See also 2.5" is running text, not opened by a number
+    assert missed_outline_numbers(points, FAQ, _apart(FAQ)) == points | {5: (2, True), 7: (2, True)}
+    # a numbered line inside a paragraph (no blank line above) is not a heading
+    assert missed_outline_numbers(points, FAQ, _apart(FAQ, joined=(5,))) == points
+
+
+def test_typeset_documents_and_unfound_depths_are_left_alone():
+    points = {0: (1, True), 1: (2, True), 3: (2, True), 10: (1, True), 11: (2, True)}
+    typeset = [LineLayout(blank_before=True, size=1.4 if u in (0, 10) else 1.0) for u in range(len(FAQ))]
+    assert missed_outline_numbers(points, FAQ, typeset) == points  # its typography says what is a heading
+    assert missed_outline_numbers(points, FAQ, None) == points
+    chapters_only = {0: (1, True), 10: (1, True)}  # no found start of depth two: nothing to continue
+    assert missed_outline_numbers(chapters_only, FAQ, _apart(FAQ)) == chapters_only
+
+
+def test_the_engine_finds_the_numbered_questions_the_model_missed():
+    def answer(window) -> str:
+        starts = {0: 1, 1: 2, 3: 2, 10: 1, 11: 2}
+        return format_answer(ChunkStart(i, lv, True) for i, lv in starts.items())
+
+    result = infer_points(FAQ, ScriptedModel(answer, window_tokens=400), layout=_apart(FAQ))
+    assert {5, 7} <= set(result.points)
+    assert result.points[5][0] == result.points[3][0]

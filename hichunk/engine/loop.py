@@ -59,7 +59,7 @@ from hichunk.engine.fences import starts_outside_fences
 from hichunk.engine.lists import starts_on_titles_above_lists
 from hichunk.engine.matter import front_and_back_matter_as_chapters
 from hichunk.engine.midline import starts_at_line_starts
-from hichunk.engine.numbered import numbered_outline_only
+from hichunk.engine.numbered import missed_outline_numbers, numbered_outline_only
 from hichunk.engine.outline import consistent_levels, title_shaped
 from hichunk.engine.peers import styled_peers_as_titles, type_peers_as_titles
 from hichunk.engine.releases import release_lines, releases_as_sections
@@ -266,5 +266,8 @@ def infer_points(
         points = type_peers_as_titles(consistent_levels(points, texts, layout), texts, layout)
         points = front_and_back_matter_as_chapters(points, texts)
         releases = release_lines(texts)  # a changelog's versions are no outline numbers
-        result.points = releases_as_sections(points, releases) if releases else numbered_outline_only(points, texts, layout)
+        if releases:
+            result.points = releases_as_sections(points, releases)
+        else:
+            result.points = missed_outline_numbers(numbered_outline_only(points, texts, layout), texts, layout)
     return result
