@@ -83,3 +83,12 @@ def test_documents_and_sentences_are_consistent(text, fmt):
         line = doc.lines[s.line]
         assert line.clean_start <= s.start < s.end <= line.clean_end
     assert all(a.end <= b.start for a, b in zip(sentences, sentences[1:]))
+
+
+def test_a_chunk_that_takes_the_blank_text_before_it_is_counted_again(tokenizer):
+    """Found by the property above: the recursive chunker cut after a leading blank line, the tree builder
+    joined that blank text to the first chunk, and the first leaf kept the blank text's count (0 tokens)."""
+    text = "\n############ alpha alpha\n"
+    for method in ("recursive", "fixed", "cdc"):
+        opts = ChunkOptions(leaf_tokens=8, tokenizer=tokenizer)
+        check_tree(chunk_document(parse_document(text, "markdown", "prop"), method, opts), text, 8, tokenizer, True)

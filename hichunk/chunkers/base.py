@@ -62,5 +62,5 @@ def flat_tree(doc: Document, cuts: list[int], options: ChunkOptions, meta: dict,
     bounds = [0, *cuts, len(doc.clean)]
     spans, counts = enforce_limit(table, [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a], options.leaf_tokens)
     boundaries = [Boundary(a, 1) for a, _ in spans]
-    known = {a: n for (a, _), n in zip(spans, counts)}
+    known = dict(zip(spans, counts))
     return build_tree(doc, boundaries, options.tokenizer, None, None, dict(meta, chunk_tokens=options.leaf_tokens), known, table)

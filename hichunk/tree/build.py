@@ -70,7 +70,7 @@ def heading_title(line_text: str) -> str:
 
 class _Builder:
     def __init__(self, doc: Document, sentences: SentenceSpans | None, table: TokenTable, leaf_tokens: int | None,
-                 known_counts: dict[int, int] | None = None):
+                 known_counts: dict[tuple[int, int], int] | None = None):
         self.doc = doc
         self.sentences = sentences
         self.sentence_starts = sentences.starts if sentences is not None else None
@@ -172,7 +172,7 @@ class _Builder:
         self.sentence_heads = heads.tolist()
 
     def count(self, a: int, b: int) -> int:
-        n = self.known_counts.get(a)
+        n = self.known_counts.get((a, b))  # by span: a chunk that took the blank text before it is counted again
         return n if n is not None else self.table.count(a, b)
 
     # -- construction --------------------------------------------------------
@@ -350,13 +350,13 @@ def build_tree(
     sentences: SentenceSpans | list[Sentence] | None = None,
     leaf_tokens: int | None = 200,
     meta: dict | None = None,
-    known_counts: dict[int, int] | None = None,
+    known_counts: dict[tuple[int, int], int] | None = None,
     table: TokenTable | None = None,
 ) -> ChunkTree:
     """Chunk tree from boundaries. ``leaf_tokens=None`` makes every chunk a leaf.
 
     ``sentences``: the document's sentences, as ``sentence_spans`` gives them (a
-    ``split_sentences`` list is turned into those columns). ``known_counts`` (token counts of chunks by start offset) spares recounting
+    ``split_sentences`` list is turned into those columns). ``known_counts`` (token counts of chunks by (start, end) span) spares recounting
     when a size-based chunker already measured its chunks; ``table`` (the clean
     view's ``TokenTable``, shared with the chunker) spares tokenising it again.
     """
