@@ -8,7 +8,7 @@ import pytest
 from engine_doubles import ScriptedModel
 
 from hichunk.engine import EngineSettings, infer_points
-from hichunk.engine.outline import consistent_levels, heading_style, title_shaped
+from hichunk.engine.outline import consistent_levels, heading_style, is_navigation, title_shaped
 from hichunk.models.prompt import format_answer
 from hichunk.protocol import ChunkStart, LineLayout
 
@@ -283,6 +283,18 @@ def test_a_readme_banner_in_html_names_the_project_and_its_sections_stay_on_the_
     words = ["A lightweight UI library for mobile web apps, with a sentence of its own.", *sections]
     points = {1 + i: (2, True) for i in (0, 2, 4)}
     assert [lv for _, (lv, _) in sorted(consistent_levels(points, words).items())] == [1, 2, 2]  # words: a title
+
+
+def test_a_navigation_line_is_no_title_above_the_documents_chapters():
+    texts = ["Back to Fetchmail Home Page | $Date$", "1. Frequently Asked Questions", "1.1 General problems",
+             "body", "2. General problems", "2.1 G1. What is fetchmail?", "body"]
+    points = {0: (1, True), 1: (2, True), 2: (3, True), 4: (2, True), 5: (3, True)}  # all hung under the bar
+    out = consistent_levels(points, texts)
+    assert out[0] == (1, False)  # still a chunk start, but no heading
+    assert [out[u][0] for u in (1, 2, 4, 5)] == [1, 2, 1, 2]
+    assert is_navigation("English | [简体中文](./README_cn.md) | [日本語](./README_ja.md)")
+    assert not is_navigation("| Option | Meaning |")  # a table row
+    assert not is_navigation("Choose the mode | it decides how the daemon polls each of your servers")
 
 
 def test_an_unnumbered_title_goes_above_numbered_chapters_put_beside_it():

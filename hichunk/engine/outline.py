@@ -249,7 +249,7 @@ def _monotone(groups: list[tuple[float, int]]) -> list[float]:
 def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
                       layouts: Sequence[LineLayout] | None = None) -> dict[int, tuple[int, bool]]:
     """``points`` (unit -> (level, title)) with the levels of titled starts made consistent by style."""
-    points = _questions_beside_questions(points, texts)
+    points = _questions_beside_questions(_navigation_untitled(points, texts), texts)
     styles: dict[int, Style] = {}
     for unit, (_, title) in points.items():
         if title:
@@ -652,9 +652,11 @@ def _has_words(texts: Sequence[str], layouts: Sequence[LineLayout] | None) -> bo
     (``<p align="center"><a`` / ``href="..."><img`` / ``alt="stars" /></a>``) is still markup. So are
     entities (``&nbsp;``) and whole-line HTML elements: a README's centred banner
     (``<h1 align="center">Vant</h1>``, a tagline in ``<p>``) names the project above the Markdown, and the
-    first heading after it is a section beside the others, not their title.
+    first heading after it is a section beside the others, not their title. So are navigation lines
+    (``is_navigation``).
     """
-    kept = [t for i, t in enumerate(texts) if not (layouts is not None and layouts[i].role) and not _HTML_LINE.match(t)]
+    kept = [t for i, t in enumerate(texts)
+            if not (layouts is not None and layouts[i].role) and not _HTML_LINE.match(t) and not is_navigation(t)]
     joined = _ENTITY.sub(" ", _TAG_OR_URL.sub(" ", _LINK.sub(r"\1", _IMAGE.sub(" ", "\n".join(kept)))))  # a badge: an image in a link
     for words in joined.split("\n"):
         if (bullet := _BULLET.match(words)) and _word_count(words[bullet.end():]) <= 4:
@@ -662,6 +664,25 @@ def _has_words(texts: Sequence[str], layouts: Sequence[LineLayout] | None) -> bo
         if any(c.isalpha() for c in words):
             return True
     return False
+
+
+_NAV_SEPARATOR = re.compile(r"\s[|\u00b7\u2022]\s")  # "Home | About", "English · 简体中文"
+
+
+def is_navigation(text: str) -> bool:
+    """Whether a line is a navigation bar: two or more short links or labels between separators ("Back to
+    Fetchmail Home Page | $Date$", a README's "English | 简体中文 | 日本語"), not a table row (no edge bar)."""
+    s = text.strip()
+    if s.startswith("|") or s.endswith("|"):
+        return False
+    parts = _NAV_SEPARATOR.split(_LINK.sub(r"\1", s))
+    return len(parts) >= 2 and all(0 < _word_count(p) <= 5 for p in parts)
+
+
+def _navigation_untitled(points: dict[int, tuple[int, bool]], texts: Sequence[str]) -> dict[int, tuple[int, bool]]:
+    """A start on a navigation line may open a chunk, but it is no heading: it has no title and no level of
+    its own, so it cannot stand above a document's real headings."""
+    return {u: (lv, title and not is_navigation(texts[u])) for u, (lv, title) in points.items()}
 
 
 def _front_matter_beside_the_top(points: dict[int, tuple[int, bool]], texts: Sequence[str],
