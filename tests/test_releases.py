@@ -10,14 +10,29 @@ from hichunk.models.prompt import format_answer
 from hichunk.protocol import ChunkStart, LineLayout
 
 CHANGELOG = ["Changelog", "",
-             "🌈 1.20.8 `2026-09-17`", "Features", "- Form: a new flag", "Bug Fixes", "- Menu: a crash",
-             "🌈 1.20.7 `2026-08-27`", "Bug Fixes", "- Select: stale callback",
+             "1.20.8 `2026-09-17`", "Features", "- Form: a new flag", "Bug Fixes", "- Menu: a crash",
+             "Release 1.20.7 (2026-08-27)", "Bug Fixes", "- Select: stale callback",
              "v1.19.0 (2026-04-10)", "Features", "- Steps: vertical layout",
              "Avahi 0.8, the 'Dobro Jutro' release", "Notes on this one."]
 
 
 def test_falling_versions_with_text_between_are_releases():
     assert release_lines(CHANGELOG) == [2, 7, 10, 13]
+
+
+def test_release_lines_share_one_form():
+    emoji = ["🌈 1.20.8 `2026-09-17`", "text", "🌈 1.20.7 `2026-08-27`", "text", "🌈 1.19.0 `2026-04-10`", "text"]
+    assert release_lines(emoji) == [0, 2, 4]
+    avif = ["[0.11.1] - 2022-10-19", "* Bump cmake_minimum_required from 3.5 to 3.13", "text",
+            "[0.11.0] - 2022-10-12", "text", "[0.10.1] - 2022-04-11", "text"]
+    assert release_lines(avif) == [0, 3, 5]  # the list item opens unlike the releases
+    debian = ["dbus (1.14.6-1) unstable; urgency=medium", "", "  * New upstream stable release 1.14.4",
+              "", "  * Standards-Version: 4.6.2 (no changes required)", "", "  * Standards-Version: 4.6.1", ""]
+    assert release_lines(debian) == []  # indented items are no release lines
+    copyright = ["Files: *", "Copyright: 2008-2010, 2012-2016 William Ahern", "License: MIT", "",
+                 "Files: lib/*", "Copyright: 2003-2007, Free Software Foundation", "License: GPL", "",
+                 "Files: doc/*", "Copyright: 1999-2000, Werner Koch", "License: GPL"]
+    assert release_lines(copyright) == []  # year ranges are no versions
 
 
 def test_rising_outline_numbers_and_lists_of_versions_are_not_releases():

@@ -29,9 +29,10 @@ MIN_FALLING = 0.7
 _MAX_CHARS = 100
 _MAX_WORDS_AROUND = 6
 
-_VERSION = r"[vV]?\d+(?:[.\-_](?:\d+|alpha|beta|rc|dev|post|pre|preview)\d*)+"
+_PART = r"(?:\d+|alpha|beta|rc|dev|post|pre|preview)\d*"
+_VERSION = r"[vV]?\d+\." + _PART + r"(?:[.\-_]" + _PART + r")*"  # "1.20.8", "0.2.0-alpha2", not "2008-2010"
 _RELEASE = re.compile(
-    r"^(?![-+\u2022\u00b7\u2013]\s)[^\w\s]{0,4}\s*"  # an emoji, a bracket, "*" (not a list's "-", "+", "•")
+    r"^(?![-+\u2022\u00b7\u2013]\s)(?P<lead>[^\w\s]{0,4})\s*"  # an emoji, a bracket, "*" (not a list's "-", "+", "•")
     r"(?P<before>(?:[^\W\d][\w'’-]*[\s:：]+){0,4}?)"  # "Avahi", "Update", "Changes in release"
     r"\[?(?P<version>" + _VERSION + r")(?![\w.])\]?"
     r"(?P<after>.*)$"
@@ -41,12 +42,14 @@ _DATE_OR_CODE = re.compile(r"`[^`]*`|\(\s*[\d\-./ ]+\s*\)|\d{4}[\-./]\d{1,2}[\-.
 
 
 def release_lines(texts: Sequence[str]) -> list[int]:
-    """The units that head a changelog's releases (empty when the document is not a changelog)."""
-    found: list[tuple[int, tuple[int, ...]]] = []
-    for u, text in enumerate(texts):
-        version = _release_version(text)
-        if version is not None:
-            found.append((u, version))
+    """The units that head a changelog's releases (empty when the document is not a changelog).
+
+    Release lines share one form: of the candidates, only those opening like most of them are kept (a
+    Markdown changelog's "[0.11.1] - 2022-10-19" headings, not its "* Bump cmake from 3.5 to 3.13" items).
+    """
+    read = [(u, r) for u, text in enumerate(texts) if (r := _release_version(text)) is not None]
+    leads = Counter(lead for _, (lead, _) in read)
+    found = [(u, version) for u, (lead, version) in read if lead == max(leads, key=leads.__getitem__)]
     listed = set()  # lines of a list of versions ("jQuery 2.1.0" / "jQuery 2.0.2"): no text between them
     for (u, _), (w, _) in zip(found, found[1:]):
         if not any(texts[i].strip() for i in range(u + 1, w)):
@@ -104,10 +107,10 @@ def _levels_below(inside: Counter, level: int, missed: bool) -> dict[int, int]:
     return {lv: level + 1 for lv in inside if lv <= common} | {lv: level + 2 + i for i, lv in enumerate(deeper)}
 
 
-def _release_version(text: str) -> tuple[int, ...] | None:
-    """The version a release line names, as numbers to compare (None: not a release line)."""
+def _release_version(text: str) -> tuple[str, tuple[int, ...]] | None:
+    """How a release line opens and the version it names, as numbers to compare (None: not a release line)."""
     s = fold(text).strip()
-    if not s or len(s) > _MAX_CHARS or text.startswith(("    ", "\t")):  # indented: code
+    if not s or len(s) > _MAX_CHARS or text[:1].isspace():  # indented: code, or an item of a Debian changelog
         return None
     m = _RELEASE.match(s)
     if m is None or m["before"][:1].islower():  # "the WCAG 2.0 ...": a wrapped sentence
@@ -121,4 +124,4 @@ def _release_version(text: str) -> tuple[int, ...] | None:
     numbers = tuple(int(p) for p in re.findall(r"\d+", m["version"]))
     if any(len(p) > 2 for p in re.findall(r"\d+", m["version"])[1:]) and numbers[0] < 1900:
         return None  # "192.168.212", "1.005": an address or a decimal, no version (a date's year aside)
-    return numbers
+    return m["lead"].strip("[(【"), numbers  # "[Update 2024.11.30]" opens like "Update 2026.07.04"
