@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from hichunk.engine import EngineSettings, infer_points
-from hichunk.models.encoder.outline_head import N_FEATURES, OutlineHead, OutlineHeadConfig, outline_features
+from hichunk.models.encoder.outline_head import (
+    N_FEATURES,
+    OutlineHead,
+    OutlineHeadConfig,
+    load_outline_head,
+    outline_features,
+)
 from hichunk.protocol import ChunkStart, LineLayout, Prediction
 
 torch = pytest.importorskip("torch")
@@ -38,16 +44,34 @@ def test_numpy_head_equals_torch():
     np.testing.assert_allclose(head.probabilities(x), expected, atol=1e-5)
 
 
-def _sure_head(level: int, threshold: float) -> OutlineHead:
+def test_a_head_without_vectors_reads_their_similarities_only():
+    ngrams, sem = _vectors(len(HEADS))
+    full = outline_features(HEADS, TEXTS, None, ngrams, sem)
+    bare = outline_features(HEADS, TEXTS, None, ngrams, sem, vectors=False)
+    assert bare.shape == (len(HEADS), N_FEATURES)
+    np.testing.assert_array_equal(bare, full[:, :N_FEATURES])
+    # scaled vectors have the same cosines: a head without vectors sees the same input, one with them does not
+    np.testing.assert_allclose(outline_features(HEADS, TEXTS, None, 3 * ngrams, 3 * sem, vectors=False), bare, atol=1e-5)
+    assert not np.array_equal(outline_features(HEADS, TEXTS, None, 3 * ngrams, 3 * sem), full)
+    assert OutlineHeadConfig(**{"n_features": N_FEATURES + 8}).vectors  # heads stored before the option read them
+
+
+def test_a_head_without_vectors_sets_levels_from_its_own_inputs():
+    head = _sure_head(3, 0.5, vectors=False)
+    points = {0: (1, True), 2: (2, True), 4: (2, True)}
+    assert head.levels(points, TEXTS, None, lambda texts: _vectors(len(texts))) == {u: (3, True) for u in points}
+
+
+def _sure_head(level: int, threshold: float, vectors: bool = True) -> OutlineHead:
     """A head that answers ``level`` for every heading with probability ~1."""
-    n_in, hidden = N_FEATURES + 8, 4
+    n_in, hidden = N_FEATURES + (8 if vectors else 0), 4
     a = {"proj.weight": np.zeros((hidden, n_in)), "proj.bias": np.zeros(hidden),
          "out.weight": np.zeros((6, 2 * hidden)), "out.bias": np.full(6, -20.0)}
     a["out.bias"][level - 1] = 20.0
     for d in ("fwd", "bwd"):
         a |= {f"rnn.{d}.0.weight_ih_l0": np.zeros((3 * hidden, hidden)), f"rnn.{d}.0.weight_hh_l0": np.zeros((3 * hidden, hidden)),
               f"rnn.{d}.0.bias_ih_l0": np.zeros(3 * hidden), f"rnn.{d}.0.bias_hh_l0": np.zeros(3 * hidden)}
-    return OutlineHead(OutlineHeadConfig(n_features=n_in, hidden=hidden, layers=1, threshold=threshold), a)
+    return OutlineHead(OutlineHeadConfig(n_features=n_in, hidden=hidden, layers=1, threshold=threshold, vectors=vectors), a)
 
 
 def test_the_head_sets_titled_levels_only_where_it_is_sure():
@@ -57,6 +81,31 @@ def test_the_head_sets_titled_levels_only_where_it_is_sure():
     assert _sure_head(2, 1.01).levels(points, TEXTS, None, lambda texts: _vectors(len(texts))) == points
     one = {0: (1, True), 7: (2, False)}
     assert _sure_head(2, 0.5).levels(one, TEXTS, None, lambda texts: _vectors(len(texts))) == one  # no outline to read
+
+
+def _arrays(head: OutlineHead, prefix: str) -> dict[str, np.ndarray]:
+    return {prefix + k: v for k, v in head.a.items()}
+
+
+def test_members_average_their_level_distributions_each_from_its_own_columns():
+    with_vectors, without = _sure_head(2, 0.5), _sure_head(3, 0.5, vectors=False)
+    x = outline_features(HEADS, TEXTS, None, *_vectors(len(HEADS)))
+    expected = (with_vectors.probabilities(x) + without.probabilities(x[:, :N_FEATURES])) / 2
+    both = OutlineHead(with_vectors.cfg, with_vectors.a, [without])
+    np.testing.assert_allclose(both.probabilities(x), expected)
+    assert both.vectors and not without.vectors
+    points = {0: (1, True), 2: (1, True)}
+    assert both.levels(points, TEXTS, None, lambda texts: _vectors(len(texts))) == {0: (2, True), 2: (2, True)}
+
+
+def test_a_models_outline_spec_loads_the_head_and_its_members_from_their_own_arrays():
+    first, member = _sure_head(2, 0.4), _sure_head(3, 0.6, vectors=False)
+    arrays = {"net.weight": np.zeros(2), **_arrays(first, "outline."), **_arrays(member, "outline1.")}
+    spec = {**first.cfg.to_dict(), "members": [member.cfg.to_dict()]}
+    head = load_outline_head(spec, arrays)
+    assert list(arrays) == ["net.weight"]  # the line model keeps its own arrays only
+    assert head.cfg == first.cfg and [m.cfg for m in head.members] == [member.cfg]
+    assert set(head.members[0].a) == set(member.a) and not load_outline_head(first.cfg.to_dict(), {}).members
 
 
 class _OutlineModel:
@@ -111,6 +160,12 @@ def test_tiny_outline_head_run_is_deterministic_and_keeps_the_line_model(tmp_pat
     model = load_encoder(str(tmp_path / "m"))
     assert model.outline is not None and model.outline.cfg == cfg
     np.testing.assert_array_equal(model.probabilities(lines), before)  # the line model is untouched
+    joined = OutlineTraining(epochs=2, hidden=8, layers=1, vectors=False, join=True)
+    member = train_outline_heads(corpus, str(tmp_path / "m"), settings, joined, progress=False)[0]
+    model = load_encoder(str(tmp_path / "m"))
+    assert [m.cfg for m in model.outline.members] == [member] and not member.vectors
+    assert model.outline.cfg.threshold == min(cfg.threshold, member.threshold)
+    np.testing.assert_array_equal(model.probabilities(lines), before)
     text = "# Guide\n\nIntro text.\n\n## Install\n\nRun it.\n\n### Linux\n\nUse apt.\n\n## Usage\n\nType.\n"
     splits = [to_splits(chunk(text=text, model=model, hints="ignore")) for _ in range(2)]
     assert "".join(part for part, _ in splits[0]) == text and splits[0] == splits[1]

@@ -22,15 +22,17 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--family-cap", type=int, metavar="N",
                    help="at most N training documents per family and input kind (default: no cap)")
     p.add_argument("--epochs", type=int, help="passes over the training documents (default: the shipped recipe)")
-    p.add_argument("--recipe", choices=("v3", "v4", "v5", "v6"), default="v6",
-                   help="network and features: v6 (default, as shipped: v5 plus an outline head that reads the "
-                   "levels from the document's whole outline), v5 (v4 plus self-attention over the window's lines), "
+    p.add_argument("--recipe", choices=("v3", "v4", "v5", "v6", "v7"), default="v7",
+                   help="network and features: v7 (default, as shipped: v6 plus a second outline head that reads "
+                   "only how alike neighbouring headings are, not their vectors; the two heads' levels averaged), "
+                   "v6 (v5 plus an outline head that reads the levels from the document's whole outline), "
+                   "v5 (v4 plus self-attention over the window's lines), "
                    "v4 (normalised reading, pretrained multilingual subword pieces, overlap and shape cues) or v3 "
                    "(hashed n-grams and cues)")
     p.add_argument("--outline-head", action="store_true",
-                   help="only add an outline head (heading levels read from the whole document's outline) to the "
-                   "model already trained in --out, or to each fold model there (with --fold: those folds); the "
-                   "line model is left as it is")
+                   help="only (re)train the outline heads of --recipe (heading levels read from the whole "
+                   "document's outline) on the model already trained in --out, or on each fold model there "
+                   "(with --fold: those folds); the line model is left as it is")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0, as shipped)")
     p.add_argument("--max-docs", type=int, help="use only the first N documents of each split (quick runs)")
     p.add_argument("--max-steps", type=int, help="stop after N optimiser steps (quick runs)")
@@ -66,9 +68,11 @@ def run(args: argparse.Namespace) -> int:
     from hichunk.models.train.outline_head import OutlineTraining, train_outline_heads
 
     def outline_heads(only: tuple[int, ...] = ()) -> list[dict]:
-        heads = train_outline_heads(args.corpus, args.out, settings, OutlineTraining(seed=args.seed), only,
-                                    progress=not args.quiet)
-        return [h.to_dict() for h in heads]
+        steps = [OutlineTraining(seed=args.seed)]
+        if args.recipe == "v7":
+            steps.append(OutlineTraining(seed=args.seed, vectors=False, join=True))
+        return [h.to_dict() for step in steps
+                for h in train_outline_heads(args.corpus, args.out, settings, step, only, progress=not args.quiet)]
 
     with_head = args.recipe in OUTLINE_RECIPES
     try:

@@ -51,7 +51,8 @@ class EncoderConfig:
     net: dict = field(default_factory=dict)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     info: dict = field(default_factory=dict)  # provenance: data, versions, metrics, date
-    outline: dict = field(default_factory=dict)  # the outline head's shape (``OutlineHeadConfig``), when it has one
+    outline: dict = field(default_factory=dict)  # the outline head's shape (``OutlineHeadConfig``; its further
+    # members, levels averaged, under "members"), when it has one
 
     def to_json(self) -> str:
         data = {"name": self.name, "window_lines": self.window_lines, "net": self.net,
@@ -173,10 +174,9 @@ class EncoderModel:
         arrays = network_arrays(state)
         self.outline = None
         if config.outline:
-            from hichunk.models.encoder.outline_head import PREFIX, OutlineHead, OutlineHeadConfig
+            from hichunk.models.encoder.outline_head import load_outline_head
 
-            head = {k[len(PREFIX):]: arrays.pop(k) for k in list(arrays) if k.startswith(PREFIX)}
-            self.outline = OutlineHead(OutlineHeadConfig(**config.outline), head)
+            self.outline = load_outline_head(config.outline, arrays)
         self.net = NumpyLabeller(self.net_cfg, arrays)
         self._cache: OrderedDict[str, tuple[np.ndarray, np.ndarray | None]] = OrderedDict()
         self._lock = threading.Lock()

@@ -4,13 +4,14 @@ The line model labels each line from what its window shows, so two sibling headi
 hundred lines apart, or a section and its first subsection, often get levels that
 disagree (a document's "2 3 3 3" comes out "2 2 2 2"; a long FAQ drifts from level 2
 to 4). The outline head sees the sequence of a document's titled starts only, in
-order, each with what the line model's own tables say of its text (its n-gram and
-meaning vectors, frozen), its cues and layout, and the outline around it: how much
-text lies under it before the next heading, whether it opens straight onto another
-heading, how much it looks like (in form and in meaning, in words) the headings
-before and after it. A small bidirectional GRU over that sequence gives each heading
-a distribution over levels; where it is at least ``threshold`` sure, its level
-replaces the window's. Documents are usually a few dozen headings long, so the pass
+order, each with its cues and layout and the outline around it: how much text lies
+under it before the next heading, whether it opens straight onto another heading, how
+much it looks like (in form, in words, and in the line model's own frozen n-gram and
+meaning vectors) the headings before and after it. Heads trained before the
+``vectors`` option also read those vectors themselves; that let them learn which words
+the training families put on which level, which does not carry over to an unseen
+family. A small bidirectional GRU over that sequence gives each heading a distribution
+over levels; where it is at least ``threshold`` sure, its level replaces the window's. Documents are usually a few dozen headings long, so the pass
 costs next to nothing. Trained by ``hichunk.models.train.outline_head`` on the true
 headings of the training documents, with some dropped and false ones added, as a
 line model's predictions have them. Inference runs in numpy, like the line model.
@@ -30,6 +31,7 @@ from hichunk.models.encoder.numpy_net import _bigru, softmax
 from hichunk.protocol import LineLayout
 
 PREFIX = "outline."  # the head's arrays in a model's weight file
+MEMBER_PREFIX = "outline{}."  # the arrays of its i-th further member (i >= 1), whose levels are averaged with its own
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class OutlineHeadConfig:
     layers: int = 2
     max_level: int = 6
     threshold: float = 0.5  # a heading takes the head's level when the head gives it at least this probability
+    vectors: bool = True  # the headings' n-gram and meaning vectors are inputs too, not only their similarities
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -62,10 +65,13 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def outline_features(heads: Sequence[int], texts: Sequence[str], layouts: Sequence[LineLayout] | None,
-                     ngrams: np.ndarray, sem: np.ndarray) -> np.ndarray:
+                     ngrams: np.ndarray, sem: np.ndarray, vectors: bool = True) -> np.ndarray:
     """Features [k, n] of the headings at units ``heads`` (sorted) of a document of model lines ``texts``.
 
-    ``ngrams`` and ``sem`` are the line model's vectors of the headings (``heading_vectors``).
+    ``ngrams`` and ``sem`` are the line model's vectors of the headings (``heading_vectors``). Their
+    similarities between neighbouring headings are always features; the vectors themselves only with
+    ``vectors`` (a head that reads them learns which words the training families put on which level,
+    and that does not carry over to families it has not seen).
     """
     k, n = len(heads), len(texts)
     norm = [normalise_line(texts[u]) for u in heads]
@@ -87,10 +93,13 @@ def outline_features(heads: Sequence[int], texts: Sequence[str], layouts: Sequen
         rows.append((*text_cues(norm[j]), *_shape_cues(norm[j]), *_layout_cues(layouts[u] if layouts else None),
                      *structure))
     x = np.asarray(rows, dtype=np.float32).reshape(k, -1)
+    if not vectors:
+        return x
     return np.concatenate([x, ngrams.astype(np.float32), sem.astype(np.float32)], axis=1)
 
 
-N_FEATURES = outline_features([0], ["x"], None, np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32)).shape[1] - 2
+N_FEATURES = outline_features([0], ["x"], None, np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32),
+                              vectors=False).shape[1]
 
 
 def heading_vectors(line_vectors: Callable[[list[str]], tuple[np.ndarray, np.ndarray | None]], texts: Sequence[str],
@@ -101,20 +110,32 @@ def heading_vectors(line_vectors: Callable[[list[str]], tuple[np.ndarray, np.nda
 
 
 class OutlineHead:
-    """An outline head's eval-mode forward pass in numpy, from its arrays (``PREFIX`` stripped)."""
+    """An outline head's eval-mode forward pass in numpy, from its arrays (``PREFIX`` stripped).
 
-    def __init__(self, cfg: OutlineHeadConfig, arrays: dict[str, np.ndarray]):
+    With ``members`` (heads trained apart, e.g. one that reads the headings' vectors and one that does
+    not) the level distribution is the average of all of them: each alone moves whole long outlines one
+    level up or down on some unseen families, and not on the same ones. Its own ``threshold`` decides.
+    """
+
+    def __init__(self, cfg: OutlineHeadConfig, arrays: dict[str, np.ndarray], members: Sequence[OutlineHead] = ()):
         self.cfg = cfg
         self.a = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in arrays.items()}
+        self.members = tuple(members)
+        self.vectors = any(h.cfg.vectors for h in (self, *self.members))  # features carry the vectors for all
 
-    def probabilities(self, x: np.ndarray) -> np.ndarray:
-        """Level distribution [k, max_level] of each heading from its features (``outline_features``)."""
+    def _own_probabilities(self, x: np.ndarray) -> np.ndarray:
         a = self.a
         h = np.tanh(x @ a["proj.weight"].T + a["proj.bias"])
         for i in range(self.cfg.layers):
             h = _bigru(h, *(tuple(a[f"rnn.{d}.{i}.{p}_l0"] for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
                             for d in ("fwd", "bwd")))
         return softmax(h @ a["out.weight"].T + a["out.bias"])
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """Level distribution [k, max_level] of each heading from its features (``outline_features``, with the
+        vectors when any member reads them: a member without reads only the first ``n_features`` columns)."""
+        heads = (self, *self.members)
+        return sum(h._own_probabilities(x[:, : h.cfg.n_features]) for h in heads) / len(heads)
 
     def levels(self, points: dict[int, tuple[int, bool]], texts: Sequence[str], layouts: Sequence[LineLayout] | None,
                line_vectors: Callable[[list[str]], tuple[np.ndarray, np.ndarray]]) -> dict[int, tuple[int, bool]]:
@@ -125,10 +146,23 @@ class OutlineHead:
         heads = sorted(u for u, (_, title) in points.items() if title)
         if len(heads) < 2:
             return points
-        probs = self.probabilities(outline_features(heads, texts, layouts, *heading_vectors(line_vectors, texts, heads)))
+        probs = self.probabilities(outline_features(heads, texts, layouts, *heading_vectors(line_vectors, texts, heads),
+                                                    vectors=self.vectors))
         out = dict(points)
         for u, p in zip(heads, probs):
             best = int(p.argmax())
             if p[best] >= self.cfg.threshold:
                 out[u] = (best + 1, True)
         return out
+
+
+def load_outline_head(spec: dict, arrays: dict[str, np.ndarray]) -> OutlineHead:
+    """The head a model's ``config.outline`` describes (its members under ``members``), its arrays taken out of
+    ``arrays`` (a model's weights)."""
+    def take(prefix: str) -> dict[str, np.ndarray]:
+        return {k[len(prefix):]: arrays.pop(k) for k in list(arrays) if k.startswith(prefix)}
+
+    spec = dict(spec)
+    members = [OutlineHead(OutlineHeadConfig(**m), take(MEMBER_PREFIX.format(i + 1)))
+               for i, m in enumerate(spec.pop("members", ()))]
+    return OutlineHead(OutlineHeadConfig(**spec), take(PREFIX), members)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import time
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ from hichunk.models.encoder.model import (
     weights_path,
 )
 from hichunk.models.encoder.outline_head import (
+    MEMBER_PREFIX,
     N_FEATURES,
     PREFIX,
     OutlineHead,
@@ -61,6 +63,8 @@ class OutlineTraining:
     layers: int = 2
     drop_heading: float = 0.1  # share of true headings hidden (missed by the line model)
     false_heading: float = 0.1  # false headings added, per true heading (title-shaped body lines)
+    vectors: bool = True  # read the headings' n-gram and meaning vectors too (their similarities are read always)
+    join: bool = False  # add the head beside the model's head(s), levels averaged, instead of replacing them
 
 
 @dataclass
@@ -85,7 +89,8 @@ def _heading_sequence(doc: LabelledDoc, model: EncoderModel, rng: random.Random 
         heads = sorted(heads + rng.sample(body, extra))
     if len(heads) < 2:
         return None
-    x = outline_features(heads, doc.texts, layouts, *heading_vectors(model._line_vectors, doc.texts, heads))
+    x = outline_features(heads, doc.texts, layouts, *heading_vectors(model._line_vectors, doc.texts, heads),
+                         vectors=settings.vectors)
     cap, y, current = model.net_cfg.max_level, [], None
     for u in heads:  # a false heading nests under the section it stands in: it must not end that section
         if doc.levels[u]:
@@ -169,12 +174,12 @@ def fit_outline_head(model_dir: str, train_docs: list[LabelledDoc], dev_docs: li
     policy = AugmentPolicy()
     dev = [s for d in dev_docs if (s := _heading_sequence(d, model, None, settings)) is not None]
     dev_docs = [d for d in dev_docs if sum(1 for lv in d.levels if lv) >= 2]
-    n_in = N_FEATURES + model.net_cfg.embed_dim + model.net_cfg.sem_dim
+    n_in = N_FEATURES + (model.net_cfg.embed_dim + model.net_cfg.sem_dim if settings.vectors else 0)
     net = _net(n_in, settings, model.net_cfg.max_level)
     opt = torch.optim.Adam(net.parameters(), lr=settings.lr)
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=IGNORE)
     cfg = OutlineHeadConfig(n_features=n_in, hidden=settings.hidden, layers=settings.layers,
-                            max_level=model.net_cfg.max_level)
+                            max_level=model.net_cfg.max_level, vectors=settings.vectors)
     best, history = None, []
     for epoch in range(settings.epochs):
         seqs = [s for d in tqdm(train_docs, desc=f"outline head, epoch {epoch + 1}", unit="doc", disable=not progress)
@@ -204,20 +209,36 @@ def fit_outline_head(model_dir: str, train_docs: list[LabelledDoc], dev_docs: li
     _store(model_dir, cfg, state, {"epochs": settings.epochs, "best_epoch": best_epoch, "history": history,
                                    "dev_accuracy_by_threshold": by_threshold, "train_docs": len(train_docs),
                                    "dev_docs": len(dev_docs), "settings": settings.__dict__,
-                                   "seconds": round(time.time() - t0, 1)})
+                                   "seconds": round(time.time() - t0, 1)}, settings.join)
     log.info("outline head for %s: threshold %.2f, dev %s", model_dir, threshold, by_threshold)
     return cfg
 
 
-def _store(model_dir: str, cfg: OutlineHeadConfig, state: dict[str, np.ndarray], info: dict) -> None:
+_HEAD_ARRAYS = re.compile(r"^outline\d*\.")  # a model's outline head and its members
+
+
+def _store(model_dir: str, cfg: OutlineHeadConfig, state: dict[str, np.ndarray], info: dict, join: bool) -> None:
+    """Write the head into the model: in place of its outline head(s), or with ``join`` as one more member
+    (the average of the members then replaces a window's level where any member alone would have: the
+    lowest of their thresholds)."""
     import os
 
     with open(os.path.join(model_dir, CONFIG_FILE), encoding="utf-8") as fh:
         config = EncoderConfig.from_json(fh.read())
-    arrays = {k: v for k, v in _read_weights(weights_path(model_dir)).items() if not k.startswith(PREFIX)}
-    arrays.update({PREFIX + k: v.astype(np.float32) for k, v in state.items()})
-    config.outline = cfg.to_dict()
-    config.info["outline"] = info
+    arrays = _read_weights(weights_path(model_dir))
+    if join and config.outline:
+        spec = dict(config.outline)
+        members = [*spec.get("members", ()), cfg.to_dict()]
+        prefix = MEMBER_PREFIX.format(len(members))
+        config.outline = {**spec, "members": members, "threshold": min(spec["threshold"], cfg.threshold)}
+        config.info["outline_members"] = [*config.info.get("outline_members", ()), info]
+    else:
+        arrays = {k: v for k, v in arrays.items() if not _HEAD_ARRAYS.match(k)}
+        prefix = PREFIX
+        config.outline = cfg.to_dict()
+        config.info["outline"] = info
+        config.info.pop("outline_members", None)
+    arrays.update({prefix + k: v.astype(np.float32) for k, v in state.items()})
     save_encoder(model_dir, config, arrays)
 
 
