@@ -216,7 +216,10 @@ def test_train_command_line_runs_a_tiny_job(tiny_corpus, tmp_path, capsys):
     args = build_parser().parse_args(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "cli"), "--max-steps", "1", "-q"])
     assert args.handler(args) == 0
     assert (tmp_path / "cli" / "weights.safetensors").exists()
-    assert "outline" in json.loads((tmp_path / "cli" / "config.json").read_text())  # the default recipe (v6) has a head
+    outline = json.loads((tmp_path / "cli" / "config.json").read_text())["outline"]  # the default recipe (v7): two heads
+    assert outline["vectors"] and [m["vectors"] for m in outline["members"]] == [False]
+    assert main(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "v6"), "--max-steps", "1", "--recipe", "v6", "-q"]) == 0
+    assert "members" not in json.loads((tmp_path / "v6" / "config.json").read_text())["outline"]  # v6: one head
     assert main(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "v5"), "--max-steps", "1", "--recipe", "v5", "-q"]) == 0
     assert "outline" not in json.loads((tmp_path / "v5" / "config.json").read_text())
     assert main(["train", "--corpus", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"), "-q"]) == 2
