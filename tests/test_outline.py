@@ -438,12 +438,17 @@ def test_typeset_chapter_labels_stay_below_an_opening_part_and_beside_their_peer
     points = {u: (2 if "." not in t else 3, True) for u, t in enumerate(texts) if t != "body"} | {0: (1, True)}
     out = consistent_levels(points, texts, layouts)
     assert out[0][0] == 1 and [out[u][0] for u in range(2, len(texts), 4)] == [2, 2, 2]
-    # labels with unnumbered headings on their own level are no evidence of the top: left as they are
+    # labels with unnumbered headings on their own level, in their type, are no evidence of the top: left as they are
     texts, layouts = _typeset_labels("Chapter {} Introduction")
-    texts[4] = "Getting the sources"
+    texts[4], layouts[4] = "Getting the sources", layouts[2]
     points = {u: (2, True) for u, t in enumerate(texts) if t != "body"} | {0: (1, False)}
     out = consistent_levels(points, texts, layouts)
     assert [out[u][0] for u in range(2, len(texts), 4)] == [2, 2, 2]
+    # in the sections' smaller type it is a section: it goes below the labels, which then head the document
+    texts, layouts = _typeset_labels("Chapter {} Introduction")
+    texts[4] = "Getting the sources"
+    out = consistent_levels(points, texts, layouts)
+    assert [out[u][0] for u in range(2, len(texts), 2)] == [1, 2, 1, 2, 1, 2]
 
 
 def test_a_typeset_appendix_goes_beside_the_numbered_chapters():
@@ -529,3 +534,27 @@ def test_an_appendix_label_beside_many_numbered_chapters_stays_their_sibling():
     texts += ["A.1 Tables", "body"]
     out = consistent_levels(points, texts)
     assert out[texts.index("Appendix A")][0] == 1 and out[texts.index("A.1 Tables")][0] == 2
+
+
+def test_a_clearly_smaller_heading_type_is_a_deeper_level():
+    # a DocBook manual: chapters, sections and subsections in 2.5, 2.07 and 1.73 times the body type, unnumbered;
+    # the model put sections and subsections on one level
+    chapter, section, sub = (LineLayout(size=2.5, bold=True), LineLayout(size=2.07, bold=True),
+                             LineLayout(size=1.73, bold=True))
+    texts = ["Overview", "Features", "Easy to Use", "International Support", "Getting Help", "Website",
+             "The Basics", "Accounting Concepts", "The Five Accounts", "Double Entry"]
+    layouts = [chapter, section, sub, sub, section, sub, chapter, section, sub, sub]
+    points = {u: (1 if lay is chapter else 2, True) for u, lay in enumerate(layouts)}
+    out = consistent_levels(points, texts, layouts)
+    assert [out[u][0] for u in range(len(texts))] == [1, 2, 3, 3, 2, 3, 1, 2, 3, 3]
+    # a title page's two large lines come before every chapter: no parent tier, the chapters stay on top
+    title = LineLayout(size=3.0, bold=True)
+    texts2, layouts2 = ["GnuCash", "Tutorial and Concepts Guide", *texts], [title, title, *layouts]
+    points2 = {0: (1, True), 1: (1, True), **{u + 2: lv for u, lv in points.items()}}
+    out2 = consistent_levels(points2, texts2, layouts2)
+    assert [out2[u][0] for u in range(2, len(texts2))] == [1, 2, 3, 3, 2, 3, 1, 2, 3, 3]
+    # sizes a rounding apart are one type: no level is forced between them
+    near = LineLayout(size=1.95, bold=True)
+    layouts3 = [chapter, section, near, near, section, near, chapter, section, near, near]
+    out3 = consistent_levels(points, texts, layouts3)
+    assert [out3[u][0] for u in range(len(texts))] == [1, 2, 2, 2, 2, 2, 1, 2, 2, 2]

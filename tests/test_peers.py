@@ -123,4 +123,16 @@ def test_a_large_type_needs_a_share_of_found_lines_and_most_of_their_level():
     body = texts + ["Chapter heading", "body"] * 6
     assert type_peers_as_titles(mostly_elsewhere, body, layout + [PARAGRAPH] * 12) == mostly_elsewhere
     added = type_peers_as_titles(three, texts, layout)
-    assert {u for u in added if u not in three} == {2, 6, 10}  # lines right under a start stay body
+    # lines right under a start stay body, and so does line 2, before the first chapter found after the opening
+    assert {u for u in added if u not in three} == {6, 10}
+
+
+def test_a_cover_page_in_the_chapter_type_stays_one_opening_chunk():
+    """A thesis cover sets its degree, author and date in the chapter type before the first chapter: those lines
+    do not join the chapters, while front matter there ("摘 要") and back matter after them do."""
+    texts = ["哈尔滨工业大学", "工学硕士学位论文", "body", "杨敬轩", "2020 年 6 月", "摘 要", "body",
+             "第一章 绪论", "body", "第二章 方法", "body", "第三章 结果", "body", "致 谢", "body"]
+    layout = [CHAPTER_TYPE if u in (0, 1, 3, 4, 5, 7, 9, 11, 13) else PARAGRAPH for u in range(len(texts))]
+    points = {0: (1, True), 7: (1, True), 9: (1, True), 11: (1, True)}
+    out = type_peers_as_titles(points, texts, layout)
+    assert out == points | {5: (1, True), 13: (1, True)}

@@ -35,6 +35,11 @@ _LETTER_SPACE = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")  # "è‡
 _INDEX = re.compile(r"^(?:[a-z]+ ){0,3}(?:index|indices|indexes)$", re.I)
 
 
+def heading_name(text: str) -> str:
+    """A heading's words as names are compared: folded, lower case, no trailing colon, no letter spacing."""
+    return _LETTER_SPACE.sub("", fold(text).strip().rstrip(":").casefold())
+
+
 def front_and_back_matter_as_chapters(points: dict[int, tuple[int, bool]], texts: Sequence[str]) -> dict[int, tuple[int, bool]]:
     """``points`` (unit -> (level, title)) with front and back matter on the document's top level."""
     titled = sorted(u for u, (_, title) in points.items() if title)
@@ -44,7 +49,7 @@ def front_and_back_matter_as_chapters(points: dict[int, tuple[int, bool]], texts
     styles = {u: heading_style(texts[u]).numbering for u in titled}
     numbered = {u for u in titled if styles[u]}
     outlined = [u for u in titled if styles[u] == "outline"]
-    names = {u: _LETTER_SPACE.sub("", fold(texts[u]).strip().rstrip(":").casefold()) for u in titled}
+    names = {u: heading_name(texts[u]) for u in titled}
     seen = Counter(names.values())
     out = dict(points)
     for i, u in enumerate(titled[1:], start=1):

@@ -54,6 +54,8 @@ from hichunk.protocol import LineLayout
 from hichunk.textnorm import fold
 
 HEADING_CHARS = 120  # longer lines have no heading style
+TIER_RATIO = 1.1  # a heading type this much smaller than another is a deeper level (LaTeX, texinfo, DocBook: 1.2)
+MIN_TIER = 2  # headings of a larger type before it is read as a parent tier
 # "3", "3.2", "3.2.1." and appendix forms "A.1", "B.2.3" at the start of a line
 _OUTLINE = re.compile(r"^\s*(?:[0-9]{1,3}|[A-Z](?=\.[0-9]))((?:\.[0-9]{1,3})*)\.?(?=\s|$|[\u3400-\u9fff])")
 _ZH_UNIT = re.compile(r"^\s*第\s*[0-9零〇一二三四五六七八九十百千两]+\s*(章|节|節|篇|部分|部|编|編|卷|课|課|讲|講|条|條|款)")
@@ -246,6 +248,31 @@ def _monotone(groups: list[tuple[float, int]]) -> list[float]:
     return out
 
 
+def _smaller_type_deeper(typeset: Sequence[Style], level: dict[Style, int], members: dict[Style, list[int]]) -> None:
+    """Headings in a clearly smaller type go below those of the nearest clearly larger type that recurs after them.
+
+    The monotone fit lets two sizes share a level, and a model that reads
+    words more than type often puts a DocBook or LaTeX manual's sections and
+    subsections (17 and 14 pt) on one level. Typeset documents give each
+    level its own size, so a size at least ``TIER_RATIO`` smaller goes at least
+    one level below the shallowest heading of the nearest larger size, when
+    that size has ``MIN_TIER`` headings and one of them comes after the smaller
+    size's first heading: its chapters recur between the sections, while a
+    title page's large lines all come before them and are no parent tier.
+    """
+    sizes = sorted({s.size for s in typeset}, reverse=True)
+    units = {size: sorted(u for s in typeset if s.size == size for u in members[s]) for size in sizes}
+    for i, size in enumerate(sizes):
+        first = units[size][0]
+        for larger in reversed(sizes[:i]):
+            if size * TIER_RATIO <= larger and len(units[larger]) >= MIN_TIER and units[larger][-1] > first:
+                top = min(level[s] for s in typeset if s.size == larger)
+                for s in typeset:
+                    if s.size == size:
+                        level[s] = max(level[s], top + 1)
+                break
+
+
 def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
                       layouts: Sequence[LineLayout] | None = None) -> dict[int, tuple[int, bool]]:
     """``points`` (unit -> (level, title)) with the levels of titled starts made consistent by style."""
@@ -271,6 +298,7 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
         fitted = _monotone([(level[s], len(members[s])) for s in typeset])
         for s, value in zip(typeset, fitted):
             level[s] = max(1, round(value))
+        _smaller_type_deeper(typeset, level, members)
 
     # outline numbers: within a family, each depth is exactly one level below the previous one present
     families: dict[tuple, list[Style]] = defaultdict(list)

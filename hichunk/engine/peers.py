@@ -28,14 +28,17 @@ after them), when the titled starts of one level are mostly lines of one large
 type and a fair share of that type's standalone lines are among them, the
 type's other lines are headings of that level too. A title page sets a few
 lines in large type as well; they are fewer than the headings, and they are
-the price of this rule.
+the price of this rule, unless they come before the type's first found heading (a cover
+page): there only front matter ("摘 要", "Preface") joins.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
+from hichunk.engine.matter import heading_name
 from hichunk.engine.outline import heading_style, title_shaped
 from hichunk.engine.signatures import signature_shaped
 from hichunk.protocol import LineLayout
@@ -46,6 +49,8 @@ MIN_SHARE_OF_STYLE = 0.5  # of the style's standalone lines, predicted titles
 MIN_SHARE_OF_SIGNATURES = 0.2  # the same for code signatures (leave-family-out: 0.2 and 0.1 alike, 0.3 less)
 MIN_SHARE_OF_LEVEL = 0.5  # of the level's titled starts, the style's
 LARGE_TYPE = 1.25  # a font this much larger than the body's: a chapter type
+# front matter set in the chapter type before the first chapter; other lines there in that type are a title page
+_FRONT_NAMES = re.compile(r"^(?:序|序言|前言|引言|摘要|概述|abstract|preface|foreword|introduction)$")
 MIN_SHARE_OF_TYPE = 0.25  # of the type's standalone lines, titled starts of one level (a title page has some too)
 
 
@@ -109,7 +114,7 @@ def type_peers_as_titles(points: dict[int, tuple[int, bool]], texts: Sequence[st
             style = heading_style(text, shape)
             types[(style.size, style.bold)].append(unit)
     titled_at = Counter(level for level, title in points.values() if title)
-    out = dict(points)
+    out, opening = dict(points), min(points, default=0)  # the opening start (a title) is no chapter found
     for members in types.values():
         found = Counter(points[u][0] for u in members if points.get(u, (0, False))[1])
         if not found:
@@ -117,7 +122,13 @@ def type_peers_as_titles(points: dict[int, tuple[int, bool]], texts: Sequence[st
         level, n = min(found.items(), key=lambda item: (-item[1], item[0]))
         if n < MIN_FOUND or n < MIN_SHARE_OF_TYPE * len(members) or n < MIN_SHARE_OF_LEVEL * titled_at[level]:
             continue
-        for unit in members:
-            if unit not in out and unit - 1 not in out:  # nor a title line under a label line
+        first = min((u for u in members if points.get(u, (0, False))[1] and u != opening), default=opening)
+        for unit in members:  # nor a title line under a label line; nor a title page before the first found
+            if (unit > first or _front_matter(texts[unit])) and unit not in out and unit - 1 not in out:
                 out[unit] = (level, True)
     return out
+
+
+def _front_matter(text: str) -> bool:
+    """Whether a line is named like the front matter that opens a book before its first chapter ("摘 要", "Preface")."""
+    return bool(_FRONT_NAMES.match(heading_name(text)))
