@@ -218,6 +218,9 @@ def test_train_command_line_runs_a_tiny_job(tiny_corpus, tmp_path, capsys):
     assert (tmp_path / "cli" / "weights.safetensors").exists()
     outline = json.loads((tmp_path / "cli" / "config.json").read_text())["outline"]  # the default recipe (v7): two heads
     assert outline["vectors"] and [m["vectors"] for m in outline["members"]] == [False]
+    assert main(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "v8"), "--max-steps", "1", "--recipe", "v8", "-q"]) == 0
+    outline = json.loads((tmp_path / "v8" / "config.json").read_text())["outline"]  # v8: four heads
+    assert [(m["vectors"], m["threshold"] >= outline["threshold"]) for m in outline["members"]] == [(False, True)] * 2 + [(True, True)]
     assert main(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "v6"), "--max-steps", "1", "--recipe", "v6", "-q"]) == 0
     assert "members" not in json.loads((tmp_path / "v6" / "config.json").read_text())["outline"]  # v6: one head
     assert main(["train", "--corpus", tiny_corpus, "--out", str(tmp_path / "v5"), "--max-steps", "1", "--recipe", "v5", "-q"]) == 0

@@ -169,3 +169,14 @@ def test_tiny_outline_head_run_is_deterministic_and_keeps_the_line_model(tmp_pat
     text = "# Guide\n\nIntro text.\n\n## Install\n\nRun it.\n\n### Linux\n\nUse apt.\n\n## Usage\n\nType.\n"
     splits = [to_splits(chunk(text=text, model=model, hints="ignore")) for _ in range(2)]
     assert "".join(part for part, _ in splits[0]) == text and splits[0] == splits[1]
+
+
+def test_each_recipe_names_its_heads_in_order():
+    from hichunk.models.train.outline_head import recipe_heads
+
+    def heads(recipe: str, seed: int = 0) -> list[tuple[int, bool, bool]]:
+        return [(h.seed, h.vectors, h.join) for h in recipe_heads(recipe, seed)]
+
+    assert heads("v6") == [(0, True, False)]
+    assert heads("v7") == [(0, True, False), (0, False, True)]
+    assert heads("v8", 3) == [(3, True, False), (3, False, True), (4, False, True), (4, True, True)]

@@ -22,8 +22,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--family-cap", type=int, metavar="N",
                    help="at most N training documents per family and input kind (default: no cap)")
     p.add_argument("--epochs", type=int, help="passes over the training documents (default: the shipped recipe)")
-    p.add_argument("--recipe", choices=("v3", "v4", "v5", "v6", "v7"), default="v7",
-                   help="network and features: v7 (default, as shipped: v6 plus a second outline head that reads "
+    p.add_argument("--recipe", choices=("v3", "v4", "v5", "v6", "v7", "v8"), default="v7",
+                   help="network and features: v8 (v7 plus two more outline heads of the next seed, one without "
+                   "and one with the vectors; the four heads' levels averaged; not shipped: see the model card), "
+                   "v7 (default, as shipped: v6 plus a second outline head that reads "
                    "only how alike neighbouring headings are, not their vectors; the two heads' levels averaged), "
                    "v6 (v5 plus an outline head that reads the levels from the document's whole outline), "
                    "v5 (v4 plus self-attention over the window's lines), "
@@ -65,13 +67,10 @@ def run(args: argparse.Namespace) -> int:
     if args.fold and not args.folds:
         print("hichunk train: error: --fold needs --folds", file=sys.stderr)
         return 2
-    from hichunk.models.train.outline_head import OutlineTraining, train_outline_heads
+    from hichunk.models.train.outline_head import recipe_heads, train_outline_heads
 
     def outline_heads(only: tuple[int, ...] = ()) -> list[dict]:
-        steps = [OutlineTraining(seed=args.seed)]
-        if args.recipe == "v7":
-            steps.append(OutlineTraining(seed=args.seed, vectors=False, join=True))
-        return [h.to_dict() for step in steps
+        return [h.to_dict() for step in recipe_heads(args.recipe, args.seed)
                 for h in train_outline_heads(args.corpus, args.out, settings, step, only, progress=not args.quiet)]
 
     with_head = args.recipe in OUTLINE_RECIPES

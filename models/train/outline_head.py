@@ -214,6 +214,18 @@ def fit_outline_head(model_dir: str, train_docs: list[LabelledDoc], dev_docs: li
     return cfg
 
 
+def recipe_heads(recipe: str, seed: int = 0) -> list[OutlineTraining]:
+    """The outline heads a recipe trains, in order: v6 one head; v7 also one without the vectors, joined; v8 also
+    one without and one with the vectors of the next seed, joined (four heads, levels averaged: each swings some
+    unseen families' whole outlines a level, and not the same ones)."""
+    steps = [OutlineTraining(seed=seed)]
+    if recipe in ("v7", "v8"):
+        steps.append(OutlineTraining(seed=seed, vectors=False, join=True))
+    if recipe == "v8":
+        steps += [OutlineTraining(seed=seed + 1, vectors=False, join=True), OutlineTraining(seed=seed + 1, join=True)]
+    return steps
+
+
 _HEAD_ARRAYS = re.compile(r"^outline\d*\.")  # a model's outline head and its members
 
 
