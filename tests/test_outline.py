@@ -558,3 +558,19 @@ def test_a_clearly_smaller_heading_type_is_a_deeper_level():
     layouts3 = [chapter, section, near, near, section, near, chapter, section, near, near]
     out3 = consistent_levels(points, texts, layouts3)
     assert [out3[u][0] for u in range(len(texts))] == [1, 2, 2, 2, 2, 2, 1, 2, 2, 2]
+
+
+def test_a_smaller_type_goes_deeper_only_after_the_numbers_have_nested():
+    """A texinfo manual: a title page and one index title in larger type than the numbered chapters, the model
+    putting chapters and sections one level too deep. The numbers lift the chapters to the top first; pushing
+    the sections below the chapters before that kept both a level too deep."""
+    title, big, chapter, section = LineLayout(size=1.9), LineLayout(size=1.85), LineLayout(size=1.6), LineLayout(size=1.3)
+    texts = ["LilyPond", "Usage", "1 Running lilypond", "1.1 Normal usage", "body", "1.2 Command-line usage", "body",
+             "LilyPond command index", "2 Updating files", "2.1 Why does the syntax change?", "body",
+             "2.2 Invoking convert-ly", "body", "Appendix A GNU Free Documentation License", "body"]
+    layouts = [title, title, chapter, section, LineLayout(), section, LineLayout(), big, chapter, section, LineLayout(),
+               section, LineLayout(), chapter, LineLayout()]
+    points = {0: (1, True), 1: (2, True), 2: (2, True), 3: (3, True), 5: (2, True), 7: (2, True), 8: (2, True),
+              9: (3, True), 11: (2, True), 13: (2, True)}
+    out = consistent_levels(points, texts, layouts)
+    assert [out[u][0] for u in (2, 8)] == [1, 1] and [out[u][0] for u in (3, 5, 9, 11)] == [2, 2, 2, 2]

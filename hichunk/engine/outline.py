@@ -298,7 +298,6 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
         fitted = _monotone([(level[s], len(members[s])) for s in typeset])
         for s, value in zip(typeset, fitted):
             level[s] = max(1, round(value))
-        _smaller_type_deeper(typeset, level, members)
 
     # outline numbers: within a family, each depth is exactly one level below the previous one present
     families: dict[tuple, list[Style]] = defaultdict(list)
@@ -340,6 +339,9 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
             if s.numbering == "word-appendix":
                 level[s] = _majority(chapters)
 
+    # and a clearly smaller type deeper, once the numbers have nested (they may lift the larger type instead)
+    if len(typeset) > 1:
+        _smaller_type_deeper(typeset, level, members)
     out = dict(points)
     for style, units in members.items():
         for u in units:
