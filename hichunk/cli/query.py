@@ -35,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ann-expansion", type=_positive, default=None, metavar="E",
                    help="indexes built with hichunk index build --search ann: the graph search's candidate list, per "
                    "leaf of the first 128 (default: by the index's size, 8 up to 20k leaves, 16 up to 200k, 32 up to "
-                   "500k, then 64; larger finds more of the exact ranking, slower)")
+                   "500k, then 64); an index built with search ivf: E probes E/8 percent of its lists (default: 800 "
+                   "up to 20k leaves, 200 up to 200k, 160 up to 500k, then 112); larger finds more of the exact "
+                   "ranking, slower")
     p.add_argument("--no-sources", action="store_true",
                    help="print the context alone, without the list of sources under it (e.g. to paste it into a prompt)")
     p.add_argument("--json", action="store_true", help="JSON: context, passages with provenance, merges")

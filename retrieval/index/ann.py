@@ -40,8 +40,13 @@ EXPANSION_BY_SIZE = ((20_000, 8), (200_000, 16), (500_000, 32))
 EXPANSION_LARGEST = 64
 
 
-def default_expansion(leaves: int) -> int:
-    """The search list per result for a graph of ``leaves`` leaves (a longer one as the graph grows)."""
+def default_expansion(leaves: int, search: str = "ann") -> int:
+    """The search list per result for a graph of ``leaves`` leaves (a longer one as the graph grows); for
+    inverted lists (search "ivf") the share of lists to scan (``ivf.default_probe_expansion``)."""
+    if search == "ivf":
+        from hichunk.retrieval.index.ivf import default_probe_expansion
+
+        return default_probe_expansion(leaves)
     return next((e for limit, e in EXPANSION_BY_SIZE if leaves <= limit), EXPANSION_LARGEST)
 KEY_SHIFT = 32
 
@@ -118,6 +123,18 @@ class Graph:
         graph.add(keys, vectors)
         return graph
 
+    @classmethod
+    def build_from(cls, keys: np.ndarray, fetch: Fetch, dim: int, block: int) -> Graph:
+        """A graph of ``keys``, their vectors fetched ``block`` at a time (an index larger than memory)."""
+        graph = cls.empty(dim, AnnParams())
+        for start in range(0, len(keys), block):
+            graph.add(keys[start : start + block], fetch(keys[start : start + block]))
+        return graph
+
+    def fits(self, rows: int) -> bool:
+        """A graph suits any size (it has nothing trained)."""
+        return True
+
     def __len__(self) -> int:
         return len(self.index)
 
@@ -159,22 +176,51 @@ class Graph:
         return int(self.index.memory_usage)
 
 
-def content_name(data: bytes) -> str:
-    return f"ann/{hashlib.sha256(data).hexdigest()[:32]}.usearch"
+def backend(search: str) -> tuple[type, type, str]:
+    """(index class, its parameter class, file suffix) of an approximate search backend: the HNSW graph
+    (search "ann") or FAISS inverted lists (search "ivf", ``ivf.py``); both have the interface of ``Graph``."""
+    if search == "ivf":
+        from hichunk.retrieval.index.ivf import FILE_SUFFIX, IvfLists, IvfParams
+
+        return IvfLists, IvfParams, FILE_SUFFIX
+    return Graph, AnnParams, "usearch"
 
 
-def load_checked(path: str, name: str, params: AnnParams, expected_keys: np.ndarray) -> tuple[Graph | None, str]:
-    """The graph stored at ``path`` (relative ``name``) when it is intact and holds exactly ``expected_keys``
-    (sorted); else None and why."""
+def require_backend(search: str) -> None:
+    """Fail now, in one line, when the library of backend ``search`` is missing."""
+    if search == "ivf":
+        from hichunk.retrieval.index.ivf import require_faiss
+
+        require_faiss()
+    else:
+        require_usearch()
+
+
+def backend_version(search: str) -> str:
+    if search == "ivf":
+        from hichunk.retrieval.index.ivf import library_version as faiss_version
+
+        return faiss_version()
+    return library_version()
+
+
+def content_name(data: bytes, suffix: str = "usearch") -> str:
+    return f"ann/{hashlib.sha256(data).hexdigest()[:32]}.{suffix}"
+
+
+def load_checked(path: str, name: str, params, expected_keys: np.ndarray, search: str = "ann") -> tuple[Graph | None, str]:
+    """The graph (or lists) stored at ``path`` (relative ``name``) when intact and holding exactly
+    ``expected_keys`` (sorted); else None and why."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         return None, f"cannot read it ({exc.strerror})"
-    if content_name(data) != name:
+    cls, _, suffix = backend(search)
+    if content_name(data, suffix) != name:
         return None, "its content does not match its name (changed or damaged)"
     try:
-        graph = Graph.from_bytes(data, params)
+        graph = cls.from_bytes(data, params)
     except Exception as exc:  # a damaged file that still hashes right cannot happen; be safe anyway
         return None, f"cannot load it ({exc})"
     if len(graph) != len(expected_keys) or not np.array_equal(graph.keys(), expected_keys):

@@ -10,8 +10,9 @@ from hichunk.errors import HichunkError
 from hichunk.retrieval.embedders import DEFAULT_EMBEDDER, check_embedder_name
 from hichunk.tokens import DEFAULT_TOKENIZER
 
-EXACT, ANN = "exact", "ann"
-SEARCHES = (EXACT, ANN)
+EXACT, ANN, IVF = "exact", "ann", "ivf"
+SEARCHES = (EXACT, ANN, IVF)
+APPROXIMATE = (ANN, IVF)  # candidates from a graph or from inverted lists, re-scored exactly
 
 
 @dataclass(frozen=True)
@@ -26,16 +27,16 @@ class IndexConfig:
     merge_over_chunk: bool = True
     hints: str = "use"
     tokenizer: str = ""  # "" = the offline default
-    search: str = EXACT  # exact: dot products with every leaf; ann: an HNSW graph (hichunk.retrieval.index.ann)
+    search: str = EXACT  # exact: dot products with every leaf; ann: an HNSW graph (retrieval.index.ann); ivf: lists (.ivf)
     store: str = ""  # "": the index directory's own files; "embedded" or a URI: a LanceDB database (lance.py)
 
     def __post_init__(self) -> None:
         check_chunk_settings(self.leaf_tokens, self.max_level, self.hints)
         if self.search not in SEARCHES:
             raise HichunkError(f"unknown search backend {self.search!r} (choose from {', '.join(SEARCHES)})")
-        if self.store and self.search == ANN:
-            raise HichunkError("search 'ann' is the directory format's graph; a store index searches in its database "
-                               "(leave out --search ann or --store)")
+        if self.store and self.search in APPROXIMATE:
+            raise HichunkError(f"search {self.search!r} is the directory format's own; a store index searches in its "
+                               f"database (leave out --search {self.search} or --store)")
         if self.store != self.store.strip():
             raise HichunkError(f"the store must be 'embedded' or a URI (got {self.store!r})")
         check_method(self.method)

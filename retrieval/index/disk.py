@@ -39,9 +39,9 @@ import numpy as np
 
 from hichunk.errors import HichunkError, IndexBusy, IndexChanged
 from hichunk.retrieval.faults import checkpoint
-from hichunk.retrieval.index.ann import KEY_SHIFT, AnnParams, Graph, content_name, library_version, load_checked, rebuild_warning
+from hichunk.retrieval.index.ann import KEY_SHIFT, Graph, backend, backend_version, content_name, load_checked, rebuild_warning
 from hichunk.retrieval.index.candidates import KeyTable
-from hichunk.retrieval.index.config import ANN, IndexConfig
+from hichunk.retrieval.index.config import APPROXIMATE, IndexConfig
 from hichunk.retrieval.index.files import atomic_write, fsync_dir, npy_bytes
 from hichunk.retrieval.index.store import Staged
 from hichunk.tree.export import from_dict, to_dict
@@ -216,7 +216,7 @@ class DirectoryStore:
                 docs.update(w.docs)
         compacted = self._compact_if_sparse(manifest)
         manifest["segments"] = {k: v for k, v in segments.items() if any(d["segment"] == k for d in docs.values())}
-        if self.config.search == ANN:
+        if self.config.search in APPROXIMATE:
             self._write_graph(manifest, rebuild=compacted)
         manifest["generation"] = self.generation + 1
         manifest["embedder_id"] = embedder_id or self.embedder_id
@@ -300,11 +300,7 @@ class DirectoryStore:
 
     def _build_graph(self, manifest: dict, keys: np.ndarray) -> Graph:
         dim = next(iter(manifest["segments"].values()))["dim"] if manifest["segments"] else 0
-        graph = Graph.empty(dim, AnnParams())
-        for start in range(0, len(keys), BUILD_BLOCK):
-            part = keys[start : start + BUILD_BLOCK]
-            graph.add(part, self._fetch(manifest, part))
-        return graph
+        return backend(self.config.search)[0].build_from(keys, lambda part: self._fetch(manifest, part), dim, BUILD_BLOCK)
 
     def _stored_graph(self, manifest: dict, keys: np.ndarray) -> Graph | None:
         """The graph ``manifest`` names, when intact and holding exactly ``keys``; None (with a warning) if not."""
@@ -313,8 +309,9 @@ class DirectoryStore:
             if len(keys):
                 rebuild_warning(self.path, "the manifest names no graph file")
             return None
-        graph, why = load_checked(os.path.join(self.path, entry["file"]), entry["file"], AnnParams(**entry["params"]),
-                                  np.sort(keys))
+        params = backend(self.config.search)[1](**entry["params"])
+        graph, why = load_checked(os.path.join(self.path, entry["file"]), entry["file"], params, np.sort(keys),
+                                  self.config.search)
         if graph is None:
             rebuild_warning(self.path, why)
         return graph
@@ -327,6 +324,8 @@ class DirectoryStore:
             return
         old_keys = self._live_keys(self.manifest)[0]
         graph = None if rebuild else self._stored_graph(self.manifest, old_keys)
+        if graph is not None and not graph.fits(len(keys)):  # lists trained for another size: train them again
+            graph = None
         if graph is None:
             graph = self._build_graph(manifest, keys)
         else:
@@ -335,12 +334,13 @@ class DirectoryStore:
             for start in range(0, len(added), BUILD_BLOCK):
                 graph.add(added[start : start + BUILD_BLOCK], self._fetch(manifest, added[start : start + BUILD_BLOCK]))
         data = graph.to_bytes()
-        name = content_name(data)
+        name = content_name(data, backend(self.config.search)[2])
         os.makedirs(os.path.join(self.path, "ann"), exist_ok=True)
         if not os.path.exists(os.path.join(self.path, name)):
             atomic_write(os.path.join(self.path, name), data)
         checkpoint("ann-written")
-        manifest["ann"] = {"file": name, "rows": int(len(keys)), "library": library_version(), "params": graph.params.to_dict()}
+        manifest["ann"] = {"file": name, "rows": int(len(keys)), "library": backend_version(self.config.search),
+                           "params": graph.params.to_dict()}
 
     def key_table(self) -> KeyTable:
         keys, nodes, slots, names = self._live_keys(self.manifest)

@@ -28,9 +28,9 @@ from hichunk.errors import HichunkError
 from hichunk.kvcache import MEMORY, KVCache
 from hichunk.retrieval.embedders import CachedEmbedder, Embedder, load_embedder
 from hichunk.retrieval.embedders.batcher import QueryBatcher
-from hichunk.retrieval.index.ann import default_expansion, require_usearch
+from hichunk.retrieval.index.ann import default_expansion, require_backend
 from hichunk.retrieval.index.candidates import AnnRanker, Candidate, ExactRanker
-from hichunk.retrieval.index.config import ANN, IndexConfig
+from hichunk.retrieval.index.config import APPROXIMATE, IndexConfig
 from hichunk.retrieval.index.disk import DirectoryStore
 from hichunk.retrieval.index.ingest import DOCS_PER_GROUP, DocumentSource, Ingestor, PathLoader, TreeItem
 from hichunk.retrieval.index.lance import LanceStore, is_store_index
@@ -101,8 +101,8 @@ class Index:
     """
 
     def __init__(self, store: Store, embedder: Embedder | None = None):
-        if store.config.search == ANN:
-            require_usearch()  # a missing library is one line now, not a traceback at the first search
+        if store.config.search in APPROXIMATE:
+            require_backend(store.config.search)  # a missing library is one line now, not a traceback at the first search
         self.store = store
         self._base_embedder = embedder
         self._embedder: CachedEmbedder | None = None
@@ -224,7 +224,7 @@ class Index:
             if self._ranker is None:
                 if hasattr(self.store, "ranked"):  # a database store searches itself
                     self._ranker = self.store
-                elif self.config.search == ANN and any(d["leaves"] for d in self.docs.values()):
+                elif self.config.search in APPROXIMATE and any(d["leaves"] for d in self.docs.values()):
                     table = self.store.key_table()
                     self._ranker = AnnRanker(self.store.ann_graph(table), table, self.ann_expansion)
                 else:
@@ -234,9 +234,9 @@ class Index:
     @property
     def ann_expansion(self) -> int:
         """Search "ann": the graph search's candidate list per leaf of the first block of 128 (default: by the
-        index's size, 8 up to 20k leaves, 16 up to 200k, 32 up to 500k, then 64; larger finds more of the
-        exact top leaves and takes longer)."""
-        return self._ann_expansion if self._ann_expansion is not None else default_expansion(self.n_leaves)
+        index's size, 8 up to 20k leaves, 16 up to 200k, 32 up to 500k, then 64); search "ivf": x probes x/8
+        percent of the lists (default: 800, all of them, up to 20k leaves, 200 up to 200k, 160 up to 500k, then 112). Larger finds more of the exact top leaves and takes longer."""
+        return self._ann_expansion if self._ann_expansion is not None else default_expansion(self.n_leaves, self.config.search)
 
     @ann_expansion.setter
     def ann_expansion(self, value: int) -> None:

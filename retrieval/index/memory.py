@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager, nullcontext
 import numpy as np
 
 from hichunk.kvcache import MEMORY
-from hichunk.retrieval.index.ann import AnnParams, Graph
+from hichunk.retrieval.index.ann import Graph, backend
 from hichunk.retrieval.index.candidates import KeyTable
 from hichunk.retrieval.index.config import IndexConfig
 from hichunk.retrieval.index.store import Staged, gather_pool
@@ -45,8 +45,8 @@ class MemoryStore:
                         pool.vectors.shape[1])
 
     def ann_graph(self, table: KeyTable) -> Graph:
-        """A graph of the live rows, built now (an in-memory index builds one per commit, when first searched)."""
-        return Graph.build(table.keys, table.fetch(np.arange(len(table))), AnnParams(), table.dim)
+        """A graph (or lists) of the live rows, built now (an in-memory index builds one per commit, when first searched)."""
+        return backend(self.config.search)[0].build(table.keys, table.fetch(np.arange(len(table))), None, table.dim)
 
     def writing(self) -> AbstractContextManager[None]:
         return nullcontext()

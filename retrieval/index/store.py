@@ -87,11 +87,12 @@ class Store(Protocol):
         ...
 
     def key_table(self) -> KeyTable:
-        """Search "ann": every live leaf with its graph key, document and node, and a way to read its vector."""
+        """Search "ann" or "ivf": every live leaf with its graph key, document and node, and a way to read its vector."""
         ...
 
     def ann_graph(self, table: KeyTable) -> Graph:
-        """Search "ann": the graph of exactly ``table``'s keys (the committed one, checked, or one built now)."""
+        """Search "ann" or "ivf": the graph (or lists) of exactly ``table``'s keys (the committed one, checked, or
+        one built now)."""
         ...
 
 
