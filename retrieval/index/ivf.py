@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -50,6 +52,19 @@ def import_faiss():
 def require_faiss() -> None:
     """Fail now, in one line, when faiss is missing."""
     require_extra("ivf", what="the ivf search backend")
+
+
+@contextmanager
+def _every_core() -> Iterator[object]:
+    """``faiss`` with its OpenMP threads set to the cores there are, then set back (the process's other
+    OpenMP users keep their setting)."""
+    faiss = import_faiss()
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(os.cpu_count() or 1)
+    try:
+        yield faiss
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 def library_version() -> str:
@@ -99,13 +114,12 @@ class IvfLists:
     @classmethod
     def trained(cls, sample: np.ndarray, rows: int, dim: int) -> IvfLists:
         """An empty index whose centroids are trained on ``sample`` for an index of ``rows`` rows."""
-        faiss = import_faiss()
         lists = lists_for(rows)
-        quantizer = faiss.IndexFlatIP(dim)
-        index = faiss.IndexIVFScalarQuantizer(quantizer, dim, lists, faiss.ScalarQuantizer.QT_8bit,
-                                              faiss.METRIC_INNER_PRODUCT)
-        faiss.omp_set_num_threads(os.cpu_count() or 1)
-        index.train(np.ascontiguousarray(sample, dtype=np.float32))
+        with _every_core() as faiss:
+            quantizer = faiss.IndexFlatIP(dim)
+            index = faiss.IndexIVFScalarQuantizer(quantizer, dim, lists, faiss.ScalarQuantizer.QT_8bit,
+                                                  faiss.METRIC_INNER_PRODUCT)
+            index.train(np.ascontiguousarray(sample, dtype=np.float32))
         return cls(index, IvfParams(lists=lists, trained_rows=int(rows)))
 
     @classmethod
@@ -137,9 +151,9 @@ class IvfLists:
 
     def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
         if len(keys):
-            import_faiss().omp_set_num_threads(os.cpu_count() or 1)
-            self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32),
-                                    np.asarray(keys, dtype=np.uint64).astype(np.int64))
+            with _every_core():
+                self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32),
+                                        np.asarray(keys, dtype=np.uint64).astype(np.int64))
 
     def remove(self, keys: np.ndarray) -> None:
         if len(keys):
@@ -159,10 +173,9 @@ class IvfLists:
         count = min(count, len(self))
         if count <= 0:
             return np.zeros(0, dtype=np.uint64)
-        faiss = import_faiss()
-        faiss.omp_set_num_threads(os.cpu_count() or 1)
-        params = faiss.SearchParametersIVF(nprobe=self.probes(expansion))
-        ids = self.index.search(np.asarray(vector, dtype=np.float32)[None], count, params=params)[1][0]
+        with _every_core() as faiss:
+            params = faiss.SearchParametersIVF(nprobe=self.probes(expansion))
+            ids = self.index.search(np.asarray(vector, dtype=np.float32)[None], count, params=params)[1][0]
         return ids[ids >= 0].astype(np.uint64)
 
     def probes(self, expansion: int) -> int:
