@@ -40,6 +40,25 @@ def test_ann_command_compares_backends(tmp_path, capsys):
     assert "usearch-i8 x2" in out
 
 
+def test_ann_command_times_the_product_lists(tmp_path, capsys):
+    pytest.importorskip("faiss")
+    rng = np.random.default_rng(0)
+    real = rng.standard_normal((600, 32)).astype(np.float32)
+    real /= np.linalg.norm(real, axis=1, keepdims=True)
+    np.save(tmp_path / "v.npy", real)
+    assert retrieval_bench.main(["ann", "--vectors", str(tmp_path / "v.npy"), "--sizes", "3000", "--queries", "20",
+                                 "--backends", "ivf", "--k", "16", "--expansions", "8,800"]) == 0
+    out = capsys.readouterr().out
+    assert "ivf x8" in out and "ivf x800" in out and "recall@16 afterwards" in out and "(x800)" in out
+
+
+def test_ann_command_names_missing_vectors_and_creates_nothing(tmp_path):
+    missing = tmp_path / "nope" / "embeddings.sqlite"
+    with pytest.raises(SystemExit, match="no vectors at"):
+        retrieval_bench.main(["ann", "--vectors", str(missing), "--sizes", "100", "--backends", "exact"])
+    assert not (tmp_path / "nope").exists()
+
+
 def test_rag_diff_pairs_questions(tmp_path, capsys):
     def run(folder, recalls):
         os.makedirs(tmp_path / folder)

@@ -224,6 +224,8 @@ class MixtureModel:
 
 def _real_vectors(path: str) -> np.ndarray:
     """Leaf vectors from an index directory, an embedding cache (.sqlite) or a .npy file."""
+    if not os.path.exists(path):  # opening a missing cache would create an empty one
+        raise SystemExit(f"retrieval_bench: error: no vectors at {path!r} (an index directory, .sqlite cache or .npy file)")
     if os.path.isdir(path):
         from hichunk.retrieval.index import Index
 
@@ -235,6 +237,8 @@ def _real_vectors(path: str) -> np.ndarray:
 
         kv = KVCache(path, "embedding cache")
         rows = kv._db.execute("SELECT value FROM kv ORDER BY key").fetchall()
+        if not rows:
+            raise SystemExit(f"retrieval_bench: error: the embedding cache {path!r} holds no vectors")
         vectors = np.stack([np.frombuffer(r[0], dtype=np.float32) for r in rows])
     return np.ascontiguousarray(vectors, dtype=np.float32)
 
