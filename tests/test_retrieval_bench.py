@@ -26,13 +26,18 @@ def test_mixture_model_samples_unit_vectors_near_the_real_ones():
     assert abs(near_fake - near_real) < 0.15
 
 
-def test_ann_command_compares_backends(tmp_path, capsys):
-    pytest.importorskip("usearch")
+def saved_vectors(tmp_path) -> str:
+    """600 random unit vectors in a .npy file, the ``--vectors`` of the ann command."""
     rng = np.random.default_rng(0)
     real = rng.standard_normal((600, 32)).astype(np.float32)
     real /= np.linalg.norm(real, axis=1, keepdims=True)
     np.save(tmp_path / "v.npy", real)
-    assert retrieval_bench.main(["ann", "--vectors", str(tmp_path / "v.npy"), "--sizes", "500,1500", "--queries", "20",
+    return str(tmp_path / "v.npy")
+
+
+def test_ann_command_compares_backends(tmp_path, capsys):
+    pytest.importorskip("usearch")
+    assert retrieval_bench.main(["ann", "--vectors", saved_vectors(tmp_path), "--sizes", "500,1500", "--queries", "20",
                                  "--backends", "exact,usearch-i8", "--k", "16", "--expansions", "2,4"]) == 0
     out = capsys.readouterr().out
     assert "500 leaves (real)" in out and "1500 leaves (synthetic" in out
@@ -42,11 +47,7 @@ def test_ann_command_compares_backends(tmp_path, capsys):
 
 def test_ann_command_times_the_product_lists(tmp_path, capsys):
     pytest.importorskip("faiss")
-    rng = np.random.default_rng(0)
-    real = rng.standard_normal((600, 32)).astype(np.float32)
-    real /= np.linalg.norm(real, axis=1, keepdims=True)
-    np.save(tmp_path / "v.npy", real)
-    assert retrieval_bench.main(["ann", "--vectors", str(tmp_path / "v.npy"), "--sizes", "3000", "--queries", "20",
+    assert retrieval_bench.main(["ann", "--vectors", saved_vectors(tmp_path), "--sizes", "3000", "--queries", "20",
                                  "--backends", "ivf", "--k", "16", "--expansions", "8,800"]) == 0
     out = capsys.readouterr().out
     assert "ivf x8" in out and "ivf x800" in out and "recall@16 afterwards" in out and "(x800)" in out
