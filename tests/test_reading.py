@@ -306,3 +306,37 @@ def test_appendix_bookmarks_are_placed_on_their_lettered_lines():
     placed = place_bookmarks(doc, entries)
     assert {doc.lines[i].text: level for i, level in placed.items()} == {
         "Appendix A Essential programs": 1, "A.1 Compilers": 2, "A.2.10 Building R.app": 3}
+
+
+def test_a_short_bookmark_title_names_a_whole_word_only():
+    from hichunk.document.bookmarks import place_bookmarks
+
+    # a code index: letter groups bookmarked but not printed above their entries, then one printed
+    doc = parse_document("Index\n\n\\captionsetup . . . . 12, 40\n\nenvironments:\n\nC\n\n\\cite . . . . 7\n\n"
+                         "v0.4 (2017/07/29)\n\nSelecting a\nStepper Power Supply\n\n第一章简介\n", "text")
+    entries = [(1, "Index", 1), (2, "C", 1), (2, "E", 1), (2, "C", 1), (2, "v0.4", 1),
+               (2, "Selecting a Stepper Power Supply", 1), (1, "第一章", 1)]
+    placed = place_bookmarks(doc, entries)
+    assert {doc.lines[i].text: level for i, level in placed.items()} == {
+        "Index": 1, "C": 2, "v0.4 (2017/07/29)": 2, "Selecting a": 2, "第一章简介": 1}
+    # a short line that stops inside a title's word is not its first line; a long one is (outlines glue wrapped words)
+    doc = parse_document("Config\n\nConfiguration files\n\nReading graphs from text in the\nDIMACS format\n", "text")
+    entries = [(1, "Configuration files", 1), (1, "Reading graphs from text in theDIMACS format", 1)]
+    assert {doc.lines[i].text for i in place_bookmarks(doc, entries)} == {
+        "Configuration files", "Reading graphs from text in the"}
+
+
+def test_an_outline_entry_its_page_does_not_print_is_no_heading(titled_book):
+    from hichunk.document.pdf import parse_pdf
+    from hichunk.models.train.corpus.truth import placed_truth
+
+    doc = parse_pdf(titled_book.data, "book.pdf")
+    first, level, page = titled_book.headings[0]
+    body = next(line.text for line in doc.lines if line.style is not None and line.style.page == page + 1
+                and len(line.text.split()) > 6)
+    words = " ".join(body.split()[2:5])  # printed inside a line: a heading the reading would have lost
+    headings = [{"level": level, "title": first, "page": page}, {"level": 2, "title": words, "page": page},
+                {"level": 2, "title": "Q", "page": page},  # an index letter group that no page sets
+                {"level": 3, "title": "Q", "page": page + 5}]
+    truth = placed_truth(doc, headings)
+    assert list(truth.at.values()) == [level] and truth.missing == [2] and truth.unprinted == [2, 3]

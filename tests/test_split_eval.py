@@ -23,9 +23,14 @@ def test_truth_from_markup_offsets_and_titles():
     assert sorted(markup_truth(doc).at.values()) == [1, 2, 2]
     text = parse_document(TEXT, "text")
     truth = placed_truth(text, [{"level": 1, "offset": 0}, {"level": 2, "offset": TEXT.index("1. Install")},
-                                {"level": 2, "title": "2. Use", "page": None}, {"level": 3, "title": "Nowhere"}])
-    assert truth.at == {0: 1, TEXT.index("1. Install"): 2, TEXT.index("2. Use"): 2} and truth.missing == [3]
-    assert truth.levels == [1, 2, 2, 3]
+                                {"level": 2, "title": "2. Use", "page": None}, {"level": 3, "title": "a command"},
+                                {"level": 3, "title": "Nowhere"}, {"level": 3, "title": "C"}, {"level": 3, "title": "a"}])
+    assert truth.at == {0: 1, TEXT.index("1. Install"): 2, TEXT.index("2. Use"): 2}
+    # printed but not on a line of its own ("a command", "a"): headings the reading lost, which cost recall; a
+    # long title found nowhere: garbled or reworded, still a heading; a short one never printed ("C" only
+    # inside "command"): none
+    assert truth.missing == [3, 3, 3] and truth.unprinted == [3]
+    assert truth.levels == [1, 2, 2, 3, 3, 3]
 
 
 def test_a_heading_is_credited_once():

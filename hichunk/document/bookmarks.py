@@ -7,7 +7,11 @@ title begins, for titles cut at a line end), compared without case, width,
 spaces and punctuation, and with or without heading numbers on either side: an
 outline often names "Introduction" where the page prints "1.1 Introduction", or
 "C Platform notes" where it prints "Appendix C Platform notes" (an appendix's
-section numbers, "A.2" or "C.3.10", count as heading numbers here).
+section numbers, "A.2" or "C.3.10", count as heading numbers here). The shorter
+of the two must end where a word ends in the longer: an index's letter-group
+bookmark "C" names no line that begins "\\captionsetup", nor "Remote globbing" a
+line "remote-glob" (words of Chinese and other unspaced scripts end at every
+character; a long first line of a wrapped title may end anywhere, see ``_begins``).
 When the line found is a title under a label line ("Chapter 1" above
 "Introduction"), the bookmark goes on the label: the heading starts there.
 
@@ -20,31 +24,70 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import defaultdict
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from hichunk.document.model import MAX_LEVEL, Document
 from hichunk.document.roles import HEADING_CHARS, heading_continuation
 from hichunk.numbering import strip_heading_number
 
-_NOISE = re.compile(r"[\W_]+", re.UNICODE)
+_WORD_RUN = re.compile(r"\w+")
+_UNSPACED_FROM = 0x2E80  # CJK radicals onwards: scripts whose words run together
 # an appendix's section number ("A.2", "C.3.10"), which heading numbering leaves alone (a lone "A" is a word)
 _APPENDIX_NUMBER = re.compile(r"^\s*[A-Z](?:\.[0-9]{1,3})+\.?\s+(?=\S)")
 _APPENDIX_LABEL = re.compile(r"^\s*(?:appendix|附录|附錄)\s*(?=\S)", re.I)
 MIN_PREFIX = 4  # a line must give at least this much of a title to be its first line
+LONG_PREFIX = 16  # a line giving this much of a title may end inside one of the title's words
 
 
-def norm_title(text: str) -> str:
-    """A title as placement compares it: NFKC, case-folded, only letters and digits."""
-    return _NOISE.sub("", unicodedata.normalize("NFKC", text).casefold())
+class Compared(NamedTuple):
+    """A text as placement compares it: ``chars`` (NFKC, case-folded, only letters and digits) and
+    ``word_ends``, the lengths of ``chars`` prefixes that end a word of the text."""
+
+    chars: str
+    word_ends: frozenset[int]
 
 
-def bare_title(text: str) -> str:
-    """``norm_title`` of the text without its heading number ("1.1", "Chapter 2", "A.2")."""
-    return norm_title(_APPENDIX_NUMBER.sub("", strip_heading_number(text), count=1))
+def _spaced(ch: str) -> bool:
+    """A letter or digit of a script that separates its words (Latin, Greek, Cyrillic ...; not CJK)."""
+    return ord(ch) < _UNSPACED_FROM
 
 
-def _begins(line: str, title: str) -> bool:
-    return bool(line) and (line.startswith(title) or (title.startswith(line) and len(line) >= min(len(title), MIN_PREFIX)))
+def compared(text: str) -> Compared:
+    """``text`` as placement compares it (``Compared``)."""
+    chars: list[str] = []
+    ends: set[int] = set()
+    for run in _WORD_RUN.findall(unicodedata.normalize("NFKC", text).casefold()):
+        letters = run.replace("_", "")  # "glp_read_ccdata" is one word, compared without its underscores
+        for previous, ch in zip(letters, letters[1:]):
+            chars.append(previous)
+            if not (_spaced(previous) and _spaced(ch)):
+                ends.add(len(chars))
+        if letters:
+            chars.append(letters[-1])
+            ends.add(len(chars))
+    return Compared("".join(chars), frozenset(ends))
+
+
+def bare_compared(text: str) -> Compared:
+    """``compared`` text without its heading number ("1.1", "Chapter 2", "A.2")."""
+    return compared(_APPENDIX_NUMBER.sub("", strip_heading_number(text), count=1))
+
+
+def _begins(line: Compared, title: Compared) -> bool:
+    """The title begins the line, or the line begins the title, the shorter ending a word of the longer.
+
+    A line that gives ``LONG_PREFIX`` characters of a longer title may end inside one of the title's
+    words: the page broke the line there, and outlines glue the words of a wrapped heading
+    ("clique/coloringformat")."""
+    if not line.chars:
+        return False
+    if line.chars.startswith(title.chars):
+        return len(title.chars) == len(line.chars) or len(title.chars) in line.word_ends
+    size = len(line.chars)
+    return (title.chars.startswith(line.chars) and size >= min(len(title.chars), MIN_PREFIX)
+            and (size in title.word_ends or size >= LONG_PREFIX))
 
 
 class TitleFinder:
@@ -52,14 +95,16 @@ class TitleFinder:
 
     def __init__(self, doc: Document):
         self.doc = doc
-        self._forms: dict[int, tuple[str, str]] = {}
+        self._forms: dict[int, tuple[Compared, Compared, Compared]] = {}
+        self._pages: dict[int | None, Compared] = {}
+        self._by_page: defaultdict[int, list[str]] | None = None
 
-    def _line(self, i: int) -> tuple[str, str, str]:
+    def _line(self, i: int) -> tuple[Compared, Compared, Compared]:
         """A line as compared: whole, without its number, and without an "Appendix" word before its letter."""
         forms = self._forms.get(i)
         if forms is None:
             text = self.doc.lines[i].text
-            forms = self._forms[i] = (norm_title(text), bare_title(text), norm_title(_APPENDIX_LABEL.sub("", text, count=1)))
+            forms = self._forms[i] = (compared(text), bare_compared(text), compared(_APPENDIX_LABEL.sub("", text, count=1)))
         return forms
 
     def _label_above(self, index: int) -> int:
@@ -72,11 +117,39 @@ class TitleFinder:
             return k
         return index
 
+    def _page_text(self, page: int | None) -> Compared:
+        """The compared text of ``page`` and the next (of the whole document when unpaged)."""
+        text = self._pages.get(page)
+        if text is None:
+            if self._by_page is None:
+                self._by_page = defaultdict(list)
+                for line in self.doc.lines:
+                    self._by_page[line.style.page if line.style is not None else 0].append(line.text)
+            pages = (page, page + 1) if page else sorted(self._by_page)
+            text = self._pages[page] = compared("\n".join(t for p in pages for t in self._by_page.get(p, ())))
+        return text
+
+    def printed(self, title: str, page: int | None) -> bool:
+        """Whether ``title``'s words (with or without its number) are printed, in order, on ``page`` or the next.
+
+        An outline can list what no page prints: hyperref bookmarks an index's letter groups whether
+        or not the index sets the letters. Such an entry names no heading, where one that ``find``
+        cannot place but the page prints is a heading the reading lost."""
+        text = self._page_text(page)
+        starts = text.word_ends | {0}
+        for form in (compared(title), bare_compared(title)):
+            at = text.chars.find(form.chars) if form.chars else -1
+            while at >= 0:
+                if at in starts and at + len(form.chars) in text.word_ends:
+                    return True
+                at = text.chars.find(form.chars, at + 1)
+        return False
+
     def find(self, title: str, page: int | None, start: int = 0) -> int | None:
         """Index of the line where ``title``, bookmarked on ``page`` (1-based; None: anywhere), begins,
         searching from line ``start`` (rules in the module docstring)."""
-        whole, bare = norm_title(title), bare_title(title)
-        if not whole:
+        whole, bare = compared(title), bare_compared(title)
+        if not whole.chars:
             return None
         lines = self.doc.lines
         for i in range(start, len(lines)):

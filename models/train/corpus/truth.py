@@ -11,7 +11,13 @@ visible character of the line it starts on. Headings come from three places:
   line, on that page or the next, whose text begins the title (or the title
   begins it), searched in reading order; a title under a label line ("Chapter 1")
   goes on the label. A heading that cannot be placed still counts as ground
-  truth, so a loader that loses a heading loses recall.
+  truth, so a loader that loses a heading loses recall, unless it is a short
+  title (under ``MIN_PREFIX`` letters and digits: "C", "目录") that no word of its
+  page says: an outline entry that the pages do not print (hyperref bookmarks an
+  index's letter groups whether or not the letters are set) names no heading,
+  and is kept apart as ``unprinted``. A longer title that cannot be found is kept
+  as missing: there the outline's string is more often garbled (TeX macros in a
+  bookmark) or reworded than unprinted.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import os
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from hichunk.document.bookmarks import TitleFinder
+from hichunk.document.bookmarks import MIN_PREFIX, TitleFinder, compared
 from hichunk.document.load import load_document
 from hichunk.document.model import Document
 
@@ -32,11 +38,13 @@ class Truth:
     ``deepest``: where the truth lists headings only down to a level (a PDF's outline often stops at
     sections while the pages number subsections too), that level; a predicted start below it on a line
     the truth does not list is not scored (the truth says nothing about those lines).
+    ``unprinted``: levels of outline entries whose titles their pages do not print (not ground truth).
     """
 
     at: dict[int, int] = field(default_factory=dict)
     missing: list[int] = field(default_factory=list)
     deepest: int | None = None
+    unprinted: list[int] = field(default_factory=list)
 
     @property
     def levels(self) -> list[int]:
@@ -67,8 +75,12 @@ def placed_truth(doc: Document, headings: list[dict]) -> Truth:
         if h.get("offset") is not None:
             index = max(bisect_right(raw_starts, int(h["offset"])) - 1, 0) if doc.lines else None
         else:
-            page = h.get("page")
-            index = finder.find(h.get("title") or "", int(page) if page else None, cursor)
+            page = int(h["page"]) if h.get("page") else None
+            title = h.get("title") or ""
+            index = finder.find(title, page, cursor)
+            if index is None and len(compared(title).chars) < MIN_PREFIX and not finder.printed(title, page):
+                truth.unprinted.append(level)
+                continue
         if index is None:
             truth.missing.append(level)
             continue
