@@ -320,10 +320,12 @@ def test_a_short_bookmark_title_names_a_whole_word_only():
     assert {doc.lines[i].text: level for i, level in placed.items()} == {
         "Index": 1, "C": 2, "v0.4 (2017/07/29)": 2, "Selecting a": 2, "第一章简介": 1}
     # a short line that stops inside a title's word is not its first line; a long one is (outlines glue wrapped words)
-    doc = parse_document("Config\n\nConfiguration files\n\nReading graphs from text in the\nDIMACS format\n", "text")
-    entries = [(1, "Configuration files", 1), (1, "Reading graphs from text in theDIMACS format", 1)]
+    doc = parse_document("Config\n\nConfiguration files\n\nReading graphs from text in the\nDIMACS format\n\n"
+                         "2.5.4 Support for Korean6\n", "text")
+    entries = [(1, "Configuration files", 1), (1, "Reading graphs from text in theDIMACS format", 1),
+               (2, "Support for Korean", 1)]  # the last line ends in a footnote mark
     assert {doc.lines[i].text for i in place_bookmarks(doc, entries)} == {
-        "Configuration files", "Reading graphs from text in the"}
+        "Configuration files", "Reading graphs from text in the", "2.5.4 Support for Korean6"}
 
 
 def test_an_outline_entry_its_page_does_not_print_is_no_heading(titled_book):

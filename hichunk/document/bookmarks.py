@@ -39,6 +39,7 @@ _APPENDIX_NUMBER = re.compile(r"^\s*[A-Z](?:\.[0-9]{1,3})+\.?\s+(?=\S)")
 _APPENDIX_LABEL = re.compile(r"^\s*(?:appendix|附录|附錄)\s*(?=\S)", re.I)
 MIN_PREFIX = 4  # a line must give at least this much of a title to be its first line
 LONG_PREFIX = 16  # a line giving this much of a title may end inside one of the title's words
+FOOTNOTE_MARK = 2  # digits glued to the end of a heading line: a footnote mark
 
 
 class Compared(NamedTuple):
@@ -78,13 +79,15 @@ def bare_compared(text: str) -> Compared:
 def _begins(line: Compared, title: Compared) -> bool:
     """The title begins the line, or the line begins the title, the shorter ending a word of the longer.
 
-    A line that gives ``LONG_PREFIX`` characters of a longer title may end inside one of the title's
-    words: the page broke the line there, and outlines glue the words of a wrapped heading
-    ("clique/coloringformat")."""
+    A heading line may end in a footnote mark ("Support for Korean6"). A line that gives ``LONG_PREFIX``
+    characters of a longer title may end inside one of the title's words: the page broke the line
+    there, and outlines glue the words of a wrapped heading ("clique/coloringformat")."""
     if not line.chars:
         return False
     if line.chars.startswith(title.chars):
-        return len(title.chars) == len(line.chars) or len(title.chars) in line.word_ends
+        rest = line.chars[len(title.chars):]
+        return (not rest or len(title.chars) in line.word_ends
+                or (len(rest) <= FOOTNOTE_MARK and rest.isdigit() and title.chars[-1:].isalpha()))
     size = len(line.chars)
     return (title.chars.startswith(line.chars) and size >= min(len(title.chars), MIN_PREFIX)
             and (size in title.word_ends or size >= LONG_PREFIX))
