@@ -21,7 +21,9 @@ Besides the five original packages (``hichunk.models.train.corpus.debian``), che
   ``cnchar`` and ``hexo-theme-next`` (npm), ``wechatpayv3`` (PyPI), and Chinese READMEs with
   unnumbered headings written like blog posts (``cnocr``, ``efinance``, ``synonyms`` on PyPI;
   ``eslint-config-alloy``, ``hexo-theme-butterfly``, ``hexo-theme-stellar``, ``oicq``,
-  ``nodejieba`` on npm).
+  ``nodejieba`` on npm); ten more added after the shipped model was trained (``ddddocr``,
+  ``adata``, ``pyecharts``, ``pyhanlp``, ``bert4keras``, ``paddleocr``, ``cn2an`` on PyPI;
+  ``pinyin``, ``vxe-table``, ``nzh`` on npm).
 * More Chinese LaTeX: ``texlive-lang-cjk`` and the Chinese thesis templates of
   ``texlive-publishers-doc``. FAQs: ``fetchmail`` and ``zsh-doc`` (HTML, questions as headings),
   the Asymptote FAQ (info). Manuals: the Exim specification (info), GnuCash's guide and help
@@ -110,6 +112,17 @@ NEW: tuple[PackageSpec, ...] = (
           ("oicq", "npm", "2.3.1", "package", ("README.md",)),
           ("nodejieba", "npm", "3.5.8", "package", ("README.md", "submodules/cppjieba/README.md")),
           ("hexo-theme-stellar", "npm", "1.44.0", "package", ("README.md", "CONTRIBUTING.md")),
+          # added in session O, after the shipped model was trained: so far only families it never saw
+          ("ddddocr", "pypi", "1.6.1", "ddddocr-1.6.1", ("README.md",)),
+          ("adata", "pypi", "2.9.5", "adata-2.9.5", ("README.md",)),
+          ("pyecharts", "pypi", "2.1.0", "pyecharts-2.1.0", ("README.md",)),
+          ("pyhanlp", "pypi", "0.1.89", "pyhanlp-0.1.89", ("README.md",)),
+          ("bert4keras", "pypi", "0.11.5", "bert4keras-0.11.5", ("README.md",)),
+          ("paddleocr", "pypi", "2.8.1", "paddleocr-2.8.1", ("README.md",)),
+          ("cn2an", "pypi", "0.5.24", "cn2an-0.5.24", ("README.md",)),
+          ("pinyin", "npm", "4.0.0", "package", ("README.md",)),
+          ("vxe-table", "npm", "4.21.3", "package", ("README.md",)),
+          ("nzh", "npm", "1.0.14", "package", ("README.md",)),
       )),
     # -- Chinese LaTeX: xeCJK and friends, thesis templates (chapters of one template share a group)
     PackageSpec("texlive-lang-cjk", "", "usr/share/doc/texlive-doc", _TEX, "latex", exclude=_TEX_EXCLUDE,
