@@ -342,3 +342,20 @@ def test_an_outline_entry_its_page_does_not_print_is_no_heading(titled_book):
                 {"level": 3, "title": "Q", "page": page + 5}]
     truth = placed_truth(doc, headings)
     assert list(truth.at.values()) == [level] and truth.missing == [2] and truth.unprinted == [2, 3]
+
+
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_compared_text_keeps_every_letter_and_ends_words_where_they_end(left, right):
+    import re
+    import unicodedata
+
+    from hichunk.document.bookmarks import compared
+
+    form = compared(left)
+    assert form.chars == re.sub(r"[\W_]+", "", unicodedata.normalize("NFKC", left).casefold())
+    assert all(0 < end <= len(form.chars) for end in form.word_ends)
+    assert not form.chars or len(form.chars) in form.word_ends
+    # a space never joins two words: the compared text of "left right" ends a word where left's does
+    joined = compared(f"{left} {right}")
+    if joined.chars.startswith(form.chars) and form.chars:
+        assert len(form.chars) in joined.word_ends
