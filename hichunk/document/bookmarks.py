@@ -26,14 +26,16 @@ import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from hichunk.document.model import MAX_LEVEL, Document
 from hichunk.document.roles import HEADING_CHARS, heading_continuation
 from hichunk.numbering import strip_heading_number
 
+_NOISE = re.compile(r"[\W_]+")
 _WORD_RUN = re.compile(r"\w+")
-_UNSPACED_FROM = 0x2E80  # CJK radicals onwards: scripts whose words run together
+# a run of letters and digits of scripts that space their words (below U+2E80: Latin, Greek, Cyrillic ...),
+# or one character of the scripts from the CJK radicals onwards, whose words run together
+_WORD_OR_CHARACTER = re.compile("[^\u2e80-\U0010ffff]+|.", re.S)
 # an appendix's section number ("A.2", "C.3.10"), which heading numbering leaves alone (a lone "A" is a word)
 _APPENDIX_NUMBER = re.compile(r"^\s*[A-Z](?:\.[0-9]{1,3})+\.?\s+(?=\S)")
 _APPENDIX_LABEL = re.compile(r"^\s*(?:appendix|附录|附錄)\s*(?=\S)", re.I)
@@ -42,33 +44,38 @@ LONG_PREFIX = 16  # a line giving this much of a title may end inside one of the
 FOOTNOTE_MARK = 2  # digits glued to the end of a heading line: a footnote mark
 
 
-class Compared(NamedTuple):
+class Compared:
     """A text as placement compares it: ``chars`` (NFKC, case-folded, only letters and digits) and
-    ``word_ends``, the lengths of ``chars`` prefixes that end a word of the text."""
+    ``word_ends``, the lengths of ``chars`` prefixes that end a word of the text (found only when asked:
+    most comparisons end at the first letter)."""
 
-    chars: str
-    word_ends: frozenset[int]
+    __slots__ = ("_folded", "_word_ends", "chars")
 
+    def __init__(self, text: str):
+        self._folded = unicodedata.normalize("NFKC", text).casefold()
+        self.chars = _NOISE.sub("", self._folded)
+        self._word_ends: frozenset[int] | None = None
 
-def _spaced(ch: str) -> bool:
-    """A letter or digit of a script that separates its words (Latin, Greek, Cyrillic ...; not CJK)."""
-    return ord(ch) < _UNSPACED_FROM
+    @property
+    def word_ends(self) -> frozenset[int]:
+        if self._word_ends is None:
+            ends: list[int] = []
+            size = 0
+            for run in _WORD_RUN.findall(self._folded):
+                letters = run.replace("_", "")  # "glp_read_ccdata" is one word, compared without its underscores
+                if not letters:
+                    continue
+                # each character of the CJK scripts is a word of its own
+                for word in (letters,) if letters.isascii() else _WORD_OR_CHARACTER.findall(letters):
+                    size += len(word)
+                    ends.append(size)
+            self._word_ends = frozenset(ends)
+        return self._word_ends
 
 
 def compared(text: str) -> Compared:
     """``text`` as placement compares it (``Compared``)."""
-    chars: list[str] = []
-    ends: set[int] = set()
-    for run in _WORD_RUN.findall(unicodedata.normalize("NFKC", text).casefold()):
-        letters = run.replace("_", "")  # "glp_read_ccdata" is one word, compared without its underscores
-        for previous, ch in zip(letters, letters[1:]):
-            chars.append(previous)
-            if not (_spaced(previous) and _spaced(ch)):
-                ends.add(len(chars))
-        if letters:
-            chars.append(letters[-1])
-            ends.add(len(chars))
-    return Compared("".join(chars), frozenset(ends))
+    return Compared(text)
 
 
 def bare_compared(text: str) -> Compared:
