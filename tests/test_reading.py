@@ -359,3 +359,15 @@ def test_compared_text_keeps_every_letter_and_ends_words_where_they_end(left, ri
     joined = compared(f"{left} {right}")
     if joined.chars.startswith(form.chars) and form.chars:
         assert len(form.chars) in joined.word_ends
+
+
+def test_how_many_outline_entries_are_placed_is_logged(titled_book, caplog):
+    import logging
+
+    from hichunk.document.pdf import parse_pdf
+
+    with caplog.at_level(logging.INFO, logger="hichunk.document.pdf"):
+        doc = parse_pdf(titled_book.data, "book.pdf")
+    n = len(titled_book.headings)
+    assert f"book.pdf: {len(doc.bookmarks)} of {n} outline entries placed on heading lines" in caplog.text
+    assert len(doc.bookmarks) == n

@@ -143,6 +143,9 @@ def parse_pdf(data: bytes, name: str = "<pdf>") -> Document:
     metrics = analyse(text.text, text.lines, [h for _, h in text.page_sizes])
     doc = reflow(text, metrics, name, "pdf")
     doc.bookmarks = place_bookmarks(doc, [(e.level, e.title, e.page) for e in outline])
+    if outline:  # what --hints use will trust, for a user who wonders why a bookmark is not a chunk
+        logging.getLogger(__name__).info("%s: %d of %d outline entries placed on heading lines", name,
+                                         len(doc.bookmarks), len(outline))
     return doc
 
 
