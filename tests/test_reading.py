@@ -326,6 +326,10 @@ def test_a_short_bookmark_title_names_a_whole_word_only():
                (2, "Support for Korean", 1)]  # the last line ends in a footnote mark
     assert {doc.lines[i].text for i in place_bookmarks(doc, entries)} == {
         "Configuration files", "Reading graphs from text in the", "2.5.4 Support for Korean6"}
+    # a line that gives a title's first words is its first line only when the next line goes on with it
+    doc = parse_document("Grid\n\ngrid.null Null Graphical Object\n\nFan chart\nDiagrams\n", "text")
+    entries = [(2, "grid.null", 1), (2, "Fan Chart Diagrams", 1)]
+    assert {doc.lines[i].text for i in place_bookmarks(doc, entries)} == {"grid.null Null Graphical Object", "Fan chart"}
 
 
 def test_an_outline_entry_its_page_does_not_print_is_no_heading(titled_book):

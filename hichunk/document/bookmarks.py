@@ -11,7 +11,9 @@ section numbers, "A.2" or "C.3.10", count as heading numbers here). The shorter
 of the two must end where a word ends in the longer: an index's letter-group
 bookmark "C" names no line that begins "\\captionsetup", nor "Remote globbing" a
 line "remote-glob" (words of Chinese and other unspaced scripts end at every
-character; a long first line of a wrapped title may end anywhere, see ``_begins``).
+character; a long first line of a wrapped title may end anywhere, see ``_begins``),
+and a line that gives only the first words of a title must be followed by a line
+that goes on with it ("Grid" above an entry is not the first line of "grid.null").
 When the line found is a title under a label line ("Chapter 1" above
 "Introduction"), the bookmark goes on the label: the heading starts there.
 
@@ -170,9 +172,25 @@ class TitleFinder:
             if page and line_page and line_page < page:
                 continue
             line_whole, line_bare, line_unlabelled = self._line(i)
-            if _begins(line_whole, whole) or _begins(line_bare, bare) or _begins(line_unlabelled, whole):
-                return self._label_above(i)
+            for line, wanted in ((line_whole, whole), (line_bare, bare), (line_unlabelled, whole)):
+                if _begins(line, wanted) and (len(line.chars) >= len(wanted.chars)
+                                              or self._goes_on(i, wanted.chars[len(line.chars):])):
+                    return self._label_above(i)
         return None
+
+    def _goes_on(self, index: int, rest: str) -> bool:
+        """Whether the next line goes on with ``rest``, the part of a title that line ``index`` does not give:
+        a line that gives only the first words of a title is its first line only when the heading wraps
+        ("Grid" above a reference entry is not the first line of "grid.null")."""
+        lines = self.doc.lines
+        k = index + 1
+        while k < len(lines) and lines[k].is_blank:
+            k += 1
+        if k >= len(lines):
+            return False
+        following = self._line(k)[0].chars
+        n = min(len(rest), len(following))
+        return n > 0 and rest[:n] == following[:n]
 
 
 def place_bookmarks(doc: Document, entries: Sequence[tuple[int, str, int | None]]) -> dict[int, int]:
