@@ -327,9 +327,11 @@ def test_a_short_bookmark_title_names_a_whole_word_only():
     assert {doc.lines[i].text for i in place_bookmarks(doc, entries)} == {
         "Configuration files", "Reading graphs from text in the", "2.5.4 Support for Korean6"}
     # a line that gives a title's first words is its first line only when the next line goes on with it
-    doc = parse_document("Grid\n\ngrid.null Null Graphical Object\n\nFan chart\nDiagrams\n", "text")
-    entries = [(2, "grid.null", 1), (2, "Fan Chart Diagrams", 1)]
-    assert {doc.lines[i].text for i in place_bookmarks(doc, entries)} == {"grid.null Null Graphical Object", "Fan chart"}
+    doc = parse_document("Grid\n\ngrid.null Null Graphical Object\n\nFan chart\nDiagrams\n\n"
+                         "Chapter 1: \u25a0\u25a0\u25a0\n\nBody text.\n", "text")
+    entries = [(2, "grid.null", 1), (2, "Fan Chart Diagrams", 1), (1, "Chapter 1: 前言", 1)]
+    assert {doc.lines[i].text for i in place_bookmarks(doc, entries)} == {
+        "grid.null Null Graphical Object", "Fan chart", "Chapter 1: \u25a0\u25a0\u25a0"}  # glyphs the PDF cannot spell
 
 
 def test_an_outline_entry_its_page_does_not_print_is_no_heading(titled_book):

@@ -35,6 +35,8 @@ from hichunk.numbering import strip_heading_number
 
 _NOISE = re.compile(r"[\W_]+")
 _WORD_RUN = re.compile(r"\w+")
+# a line ending in glyphs without a text mapping: boxes, replacement characters, private-use code points
+_UNREADABLE_TAIL = re.compile("[\u25a0\u25a1\ufffd\ue000-\uf8ff]{2,}\\s*$")
 # a run of letters and digits of scripts that space their words (below U+2E80: Latin, Greek, Cyrillic ...),
 # or one character of the scripts from the CJK radicals onwards, whose words run together
 _WORD_OR_CHARACTER = re.compile("[^\u2e80-\U0010ffff]+|.", re.S)
@@ -183,6 +185,8 @@ class TitleFinder:
         a line that gives only the first words of a title is its first line only when the heading wraps
         ("Grid" above a reference entry is not the first line of "grid.null")."""
         lines = self.doc.lines
+        if _UNREADABLE_TAIL.search(lines[index].text):  # the rest is on this line, in glyphs the PDF cannot spell
+            return True
         k = index + 1
         while k < len(lines) and lines[k].is_blank:
             k += 1
