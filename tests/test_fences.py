@@ -34,6 +34,15 @@ def test_only_closed_backtick_fences_count():
     assert code_lines(["    ```", "indented code, not a fence", "```"]) == set()
 
 
+def test_a_tilde_fence_counts_when_it_names_its_language():
+    readme = ["（1）安装sdk", "~~~python", "# 首次安装", "pip install adata", "~~~", "（2）使用示例"]
+    assert code_lines(readme) == {2, 3, 4}
+    assert starts_outside_fences({0: (2, True), 2: (2, True), 5: (2, True)}, readme) == {0: (2, True), 5: (2, True)}
+    assert code_lines(["~~~ js", "x()", "```", "y()", "~~~~", "after"]) == {1, 2, 3, 4}  # closed by its own kind only
+    bare = ["Installing", "~~~", "Run make.", "Options", "~~~", "None."]  # short underlines, not a fence
+    assert code_lines(bare) == set()
+
+
 def test_the_engine_drops_a_models_start_inside_a_code_block():
     def on_code(window) -> str:
         return format_answer(ChunkStart(i, 1 if i == 0 else 2, True) for i in (0, 6, 9, 10))

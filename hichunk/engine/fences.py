@@ -7,11 +7,13 @@ whole man page shown as an example. A model that reads such a line as a
 heading ends the section in the middle of its example, and the start's level
 skews the levels of the real headings around it. So starts on the lines inside
 a fenced block, and on its closing fence, are dropped (a start on the opening
-fence is left: the chunk then opens with the block). Only backtick fences
+fence is left: the chunk then opens with the block). Only fences that close
+count (a line of at least as many of the fence's characters and nothing else): a
+stray unclosed fence must not silence the rest of a document. Backtick fences
 (three or more, up to three spaces of indent, no backtick after them on the
-opening line) that close (a line of at least as many backticks and nothing
-else) count: plain-text manuals underline headings with runs of ``~``, and a
-stray unclosed fence must not silence the rest of a document. Model-agnostic,
+opening line) count as they are; a tilde fence (``~~~python``) only when its
+opening line names a language, since plain-text manuals underline headings with
+runs of ``~`` and two such underlines would read as a bare fence and its close. Model-agnostic,
 like the other document-level passes: it reads unit texts only.
 
 A page's YAML or TOML front matter (``---`` / ``title: ...`` / ``---`` opening the
@@ -27,24 +29,24 @@ from collections.abc import Sequence
 
 from hichunk.document.markdown import front_matter_end
 
-_OPEN = re.compile(r"^ {0,3}(`{3,})[^`]*$")
-_CLOSE = re.compile(r"^ {0,3}(`{3,})\s*$")
+_OPEN = re.compile(r"^ {0,3}(?:(`{3,})[^`]*|(~{3,}) *[A-Za-z][^~]*)$")  # a tilde fence names its language
+_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
 
 
 def code_lines(texts: Sequence[str]) -> set[int]:
-    """Indexes of the lines inside closed backtick fences, closing fences included."""
+    """Indexes of the lines inside closed fences (backticks, or tildes naming a language), closing fences included."""
     inside: set[int] = set()
-    opened: tuple[int, int] | None = None  # (line, fence length) of the open fence
+    opened: tuple[int, str] | None = None  # (line, fence) of the open fence
     for i, text in enumerate(texts):
-        if "```" not in text:
+        if "```" not in text and "~~~" not in text:
             continue
         if opened is None:
             m = _OPEN.match(text)
             if m:
-                opened = (i, len(m[1]))
+                opened = (i, m[1] or m[2])
         else:
             m = _CLOSE.match(text)
-            if m and len(m[1]) >= opened[1]:
+            if m and m[1][0] == opened[1][0] and len(m[1]) >= len(opened[1]):
                 inside.update(range(opened[0] + 1, i + 1))
                 opened = None
     return inside
