@@ -238,3 +238,18 @@ def test_split_speed_benchmark_runs_on_a_tiny_corpus(tiny_corpus, capsys):
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert report["chunks"] >= 2 and report["words"] >= 20
     assert report["in_process_s_median"] > 0 and report["process_s_median"] > 0
+
+
+def test_split_speed_breakdown_times_the_forward_passes_apart(tiny_corpus, capsys):
+    import json
+
+    from hichunk.bench.perf.split_speed import main as split_speed
+    from hichunk.models.encoder.numpy_net import NumpyLabeller
+
+    window_logits = NumpyLabeller.window_logits
+    assert split_speed(["--corpus", tiny_corpus, "--words", "20", "--repeats", "1", "--breakdown"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    warm = report["warm"]
+    assert warm["n"] == 1 and warm["cpu_s_median"] > 0
+    assert 0 < warm["outside_forward_share_median"] < 1  # the forward passes were timed, and were not everything
+    assert NumpyLabeller.window_logits is window_logits  # the clock is taken off again

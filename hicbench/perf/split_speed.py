@@ -8,6 +8,13 @@ parse, sentences, features, prediction and tree, with the model already
 loaded; the per-process timing runs ``python -m hichunk.bench.perf.split_speed --once``
 in a fresh interpreter (imports, model load, everything) and reports its wall
 time. Medians over ``--repeats`` runs.
+
+``--breakdown`` splits the in-process time into the model's own forward
+passes (the line model's embedding bags and network, the outline heads) and
+everything else (parsing, sentences, features, token counts, engine, tree), CPU
+time, for the same document chunked again (``warm``: the per-line caches hold its
+lines, as in a service that sees repeated text) and for documents of the same
+size never seen before (``cold``: each one chunked once).
 """
 
 from __future__ import annotations
@@ -20,21 +27,85 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from hichunk.models.train.corpus.corpus import load_split
 
 
-def build_document(corpus: str, lang: str, words: int) -> str:
-    """Markdown of test documents of ``lang`` joined until ``words`` words (zh: characters)."""
-    parts, total = [], 0
+def build_documents(corpus: str, lang: str, words: int, count: int = 1) -> list[str]:
+    """``count`` documents, each Markdown of test documents of ``lang`` joined until ``words`` words (zh:
+    characters), no source document in two of them (fewer when the split runs out)."""
+    docs, parts, total = [], [], 0
     for d in load_split(corpus, "test"):
         if d.lang != lang:
             continue
         parts.append(d.markdown)
         total += d.n_chars if lang == "zh" else d.n_words
         if total >= words:
-            break
-    return "\n\n".join(parts)
+            docs.append("\n\n".join(parts))
+            parts, total = [], 0
+            if len(docs) == count:
+                break
+    return docs
+
+
+def build_document(corpus: str, lang: str, words: int) -> str:
+    """Markdown of test documents of ``lang`` joined until ``words`` words (zh: characters)."""
+    return build_documents(corpus, lang, words)[0]
+
+
+@contextmanager
+def forward_clock() -> Iterator[list[float]]:
+    """CPU seconds spent in the encoder's forward passes while inside: the line model's embedding bags and
+    network (``NumpyLabeller``) and the outline heads; the list holds one running total."""
+    from hichunk.models.encoder.numpy_net import NumpyLabeller
+    from hichunk.models.encoder.outline_head import OutlineHead
+
+    total = [0.0]
+    patched = [(NumpyLabeller, "line_vectors"), (NumpyLabeller, "window_logits"), (OutlineHead, "_own_probabilities")]
+    originals = [getattr(cls, name) for cls, name in patched]
+
+    def timed(fn):
+        def wrapper(*args, **kwargs):
+            t0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                total[0] += time.process_time() - t0
+        return wrapper
+
+    for (cls, name), fn in zip(patched, originals):
+        setattr(cls, name, timed(fn))
+    try:
+        yield total
+    finally:
+        for (cls, name), fn in zip(patched, originals):
+            setattr(cls, name, fn)
+
+
+def breakdown(documents: list[str], chunker, repeats: int) -> dict:
+    """CPU time per document, in and outside the forward passes: ``warm`` (the first document again,
+    ``repeats`` times) and ``cold`` (each further document once)."""
+    def one(markdown: str) -> tuple[float, float]:
+        with forward_clock() as forward:
+            t0 = time.process_time()
+            chunk_once(markdown, chunker)
+            total = time.process_time() - t0
+        return total, forward[0]
+
+    out = {}
+    chunk_once(documents[0], chunker)  # the lines of the warm document are seen once before
+    for label, runs in (("warm", [one(documents[0]) for _ in range(repeats)]), ("cold", [one(d) for d in documents[1:]])):
+        if not runs:
+            continue
+        totals, outside = [t for t, _ in runs], [t - f for t, f in runs]
+        out[label] = {"n": len(runs), "cpu_s_median": round(statistics.median(totals), 4),
+                      "outside_forward_s_median": round(statistics.median(outside), 4),
+                      "outside_forward_share_median": round(statistics.median(o / t for o, t in zip(outside, totals)), 3),
+                      "outside_forward_share_range": [round(min(o / t for o, t in zip(outside, totals)), 3),
+                                                      round(max(o / t for o, t in zip(outside, totals)), 3)]}
+    return out
 
 
 def encoder_chunker(model_dir: str | None):
@@ -59,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lang", default="en", choices=("en", "zh"))
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--model", help="encoder model folder (default: shipped weights)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="only CPU time in and outside the model's forward passes, warm (the document again) and cold "
+                    "(--repeats documents of the same size never seen)")
     ap.add_argument("--once", metavar="FILE", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if not args.once and not args.corpus:
@@ -67,6 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.once:
         with open(args.once, encoding="utf-8") as fh:
             chunk_once(fh.read(), encoder_chunker(args.model))
+        return 0
+    if args.breakdown:
+        documents = build_documents(args.corpus, args.lang, args.words, 1 + args.repeats)
+        print(json.dumps({"lang": args.lang, "words": args.words, "repeats": args.repeats,
+                          **breakdown(documents, encoder_chunker(args.model), args.repeats)}))
         return 0
     markdown = build_document(args.corpus, args.lang, args.words)
     t0 = time.perf_counter()
