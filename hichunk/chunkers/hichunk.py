@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from hichunk.chunkers.base import ChunkOptions
 from hichunk.document.model import Document
+from hichunk.document.roles import toc_lines
 from hichunk.engine import (
     EngineSettings,
     PredictionCache,
@@ -54,10 +55,11 @@ class HichunkChunker:
 
     def predicted_boundaries(self, doc: Document, sentences) -> tuple[list[Boundary], dict]:
         """The model's chunk starts as boundaries, and a summary of the run for the tree's meta."""
-        units = model_units(doc, sentences)
+        toc = toc_lines(doc)  # read once: the units and the contents titles both need them
+        units = model_units(doc, sentences, toc=toc)
         report = None if self.on_window is None else (lambda record: self.on_window(doc.name, record))
         result = infer_points([u.text for u in units], self.model, self.settings, self.cache, report, self.progress,
-                              [u.layout for u in units], contents_titles(doc))
+                              [u.layout for u in units], contents_titles(doc, toc))
         # With explicit headings in use, a fallback start says nothing about the text: leave it out.
         skip = result.fallbacks if self.options.hints == "use" and doc.headings else set()
         bounds = [Boundary(units[u].offset, level, title) for u, (level, title) in sorted(result.points.items()) if u not in skip]

@@ -52,14 +52,15 @@ def front_end(doc: Document) -> int:
     return max(share, min(pages, len(doc.text) // 2))
 
 
-def contents_titles(doc: Document) -> frozenset[str]:
+def contents_titles(doc: Document, toc: set[int] | None = None) -> frozenset[str]:
     """The titles a document's table of contents lists (empty without one): leader entries in the document's
     front (``front_end``: a PDF's contents pages are left out of its clean view; an index at the back, leaders
-    and all, lists terms, not headings) and the plain-text contents lines there."""
+    and all, lists terms, not headings) and the plain-text contents lines there (``toc``: the document's
+    ``toc_lines`` when the caller has them already)."""
     front = front_end(doc)
     raw = {entry_words(line, entry=True) for line in doc.text[:front].splitlines()
            if len(line) <= 240 and line.strip()[-1:].isalnum() and is_toc_entry(line)}
-    plain = {entry_words(doc.lines[i].text, entry=True) for i in toc_lines(doc)
+    plain = {entry_words(doc.lines[i].text, entry=True) for i in (toc_lines(doc) if toc is None else toc)
              if doc.lines[i].clean_start < front and _PAGE_TAIL.search(fold(doc.lines[i].text))}  # entries, not the title
     return frozenset(t for t in raw | plain if len(t) >= MIN_TITLE_CHARS)
 

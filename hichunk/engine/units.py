@@ -158,9 +158,11 @@ class _LineFacts:
 
 
 def model_units(doc: Document, sentences: list[Sentence], max_chars_en: int = MAX_CHARS_EN,
-                max_chars_zh: int = MAX_CHARS_ZH) -> list[Unit]:
-    """The units of a document, in order (sentences with nothing to show are left out; two-line headings are one)."""
-    toc = toc_lines(doc)
+                max_chars_zh: int = MAX_CHARS_ZH, toc: set[int] | None = None) -> list[Unit]:
+    """The units of a document, in order (sentences with nothing to show are left out; two-line headings are one).
+
+    ``toc``: the document's ``toc_lines`` when the caller has them already."""
+    toc = toc_lines(doc) if toc is None else toc
     facts = _LineFacts(doc)
     shown, layout_of = facts.shown, facts.layout
     out = []
