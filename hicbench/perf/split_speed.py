@@ -50,6 +50,11 @@ def build_documents(corpus: str, lang: str, words: int, count: int = 1) -> list[
     return docs
 
 
+def count_words(markdown: str, lang: str) -> int:
+    """Words (zh: non-space characters)."""
+    return len(markdown.split()) if lang == "en" else sum(1 for c in markdown if not c.isspace())
+
+
 def build_document(corpus: str, lang: str, words: int) -> str:
     """Markdown of test documents of ``lang`` joined until ``words`` words (zh: characters)."""
     return build_documents(corpus, lang, words)[0]
@@ -84,9 +89,9 @@ def forward_clock() -> Iterator[list[float]]:
             setattr(cls, name, fn)
 
 
-def breakdown(documents: list[str], chunker, repeats: int) -> dict:
+def breakdown(documents: list[str], chunker, repeats: int, lang: str = "en") -> dict:
     """CPU time per document, in and outside the forward passes: ``warm`` (the first document again,
-    ``repeats`` times) and ``cold`` (each further document once)."""
+    ``repeats`` times) and ``cold`` (each further document once; their sizes differ, each at least ``--words``)."""
     def one(markdown: str) -> tuple[float, float]:
         with forward_clock() as forward:
             t0 = time.process_time()
@@ -96,11 +101,13 @@ def breakdown(documents: list[str], chunker, repeats: int) -> dict:
 
     out = {}
     chunk_once(documents[0], chunker)  # the lines of the warm document are seen once before
-    for label, runs in (("warm", [one(documents[0]) for _ in range(repeats)]), ("cold", [one(d) for d in documents[1:]])):
-        if not runs:
+    for label, docs in (("warm", [documents[0]] * repeats), ("cold", documents[1:])):
+        if not docs:
             continue
+        runs = [one(d) for d in docs]
         totals, outside = [t for t, _ in runs], [t - f for t, f in runs]
-        out[label] = {"n": len(runs), "cpu_s_median": round(statistics.median(totals), 4),
+        out[label] = {"n": len(runs), "words_median": statistics.median(count_words(d, lang) for d in docs),
+                      "cpu_s_median": round(statistics.median(totals), 4),
                       "outside_forward_s_median": round(statistics.median(outside), 4),
                       "outside_forward_share_median": round(statistics.median(o / t for o, t in zip(outside, totals)), 3),
                       "outside_forward_share_range": [round(min(o / t for o, t in zip(outside, totals)), 3),
@@ -145,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.breakdown:
         documents = build_documents(args.corpus, args.lang, args.words, 1 + args.repeats)
         print(json.dumps({"lang": args.lang, "words": args.words, "repeats": args.repeats,
-                          **breakdown(documents, encoder_chunker(args.model), args.repeats)}))
+                          **breakdown(documents, encoder_chunker(args.model), args.repeats, args.lang)}))
         return 0
     markdown = build_document(args.corpus, args.lang, args.words)
     t0 = time.perf_counter()
@@ -168,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             proc.append(time.perf_counter() - t0)
     finally:
         os.unlink(fh.name)
-    size = len(markdown.split()) if args.lang == "en" else sum(1 for c in markdown if not c.isspace())
+    size = count_words(markdown, args.lang)
     print(json.dumps({"lang": args.lang, "words": size, "chunks": n_chunks, "model_load_s": round(load_s, 3),
                       "in_process_s_median": round(statistics.median(inproc), 3),
                       "in_process_s_per_10k_words": round(statistics.median(inproc) / size * 10000, 3),
