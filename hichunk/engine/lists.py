@@ -35,7 +35,7 @@ _ITEM = re.compile(r"^\s*(?:([-*+•·])|(\d{1,3})[.)、])\s+\S")
 _INTRODUCES = (".", "。", ":", ";", ",", "!", "?")  # folded text: "：" reads ":"
 
 
-def _item(text: str) -> tuple[str, int] | None:
+def list_item(text: str) -> tuple[str, int] | None:
     """A list item's marker: ("-", 0) for a bullet, ("1", n) for the n-th numbered item; None for other lines."""
     m = _ITEM.match(fold(text))
     if m is None:
@@ -44,16 +44,16 @@ def _item(text: str) -> tuple[str, int] | None:
 
 
 def _opens_tight_list(unit: int, texts: Sequence[str], layout: Sequence[LineLayout]) -> bool:
-    here = _item(texts[unit])
+    here = list_item(texts[unit])
     if here is None or unit + 1 >= len(texts) or not layout[unit].blank_before or layout[unit].blank_after:
         return False
-    below = _item(texts[unit + 1])
+    below = list_item(texts[unit + 1])
     return below is not None and below == (here[0], here[1] + (here[0] == "1"))
 
 
 def _title_above(text: str, layout: LineLayout) -> bool:
     whole = layout.starts_line and layout.ends_line and layout.blank_before and layout.blank_after
-    return (whole and not layout.role and _item(text) is None and title_shaped(text, layout)
+    return (whole and not layout.role and list_item(text) is None and title_shaped(text, layout)
             and not fold(text).rstrip().endswith(_INTRODUCES))
 
 
@@ -61,7 +61,7 @@ def _continues_tight_list(unit: int, texts: Sequence[str], layout: Sequence[Line
     """Whether the line is an item right under the item before it (no blank line between)."""
     if unit == 0 or layout[unit].blank_before:
         return False
-    here, above = _item(texts[unit]), _item(texts[unit - 1])
+    here, above = list_item(texts[unit]), list_item(texts[unit - 1])
     return here is not None and above is not None and here == (above[0], above[1] + (above[0] == "1"))
 
 

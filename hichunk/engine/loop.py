@@ -24,7 +24,8 @@ Over a list of unit texts (one model line each), with their layout when known:
    under a standalone code-signature line (an API reference's ``def json()``)
    moves onto the signature (``hichunk.engine.signatures``), a start on the first
    item of a tight list moves onto the title line above it and one on a later item is dropped
-   (``hichunk.engine.lists``),
+   (``hichunk.engine.lists``), starts on three or more definition terms in a row (each line over its
+   one-item definition) are dropped (``hichunk.engine.terms``),
    the title line above a reST ``.. module::`` directive starts a section
    (``hichunk.engine.rest``),
    standalone lines of a capitalised or underlined heading style the model mostly
@@ -66,6 +67,7 @@ from hichunk.engine.releases import release_lines, releases_as_sections
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
 from hichunk.engine.rest import starts_on_module_titles
 from hichunk.engine.signatures import starts_on_signatures_above
+from hichunk.engine.terms import starts_off_definition_terms
 from hichunk.engine.windows import LineCounter, fill_window
 from hichunk.errors import HichunkError
 from hichunk.protocol import ChunkStart, LineLayout, OutlineReader, ParseError, SplitPointModel, Window, check_starts
@@ -255,7 +257,7 @@ def infer_points(
         if title and not title_shaped(texts[u], layout[u] if layout else None):
             points[u] = (level, False)
     points = starts_at_line_starts(starts_on_signatures_above(points, texts, layout), texts, layout, result.fallbacks)
-    points = starts_on_titles_above_lists(points, texts, layout)
+    points = starts_off_definition_terms(starts_on_titles_above_lists(points, texts, layout), texts, layout)
     points = starts_on_module_titles(points, texts, layout)
     points = styled_peers_as_titles(points, texts, layout)
     points = starts_set_apart(starts_outside_fences(points, texts), layout)
