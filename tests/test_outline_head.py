@@ -8,11 +8,15 @@ import pytest
 
 from hichunk.engine import EngineSettings, infer_points
 from hichunk.models.encoder.outline_head import (
+    MEANING_SPAN,
     N_FEATURES,
+    N_MEANING,
     OutlineHead,
     OutlineHeadConfig,
     load_outline_head,
+    meaning_features,
     outline_features,
+    sentence_vectors,
 )
 from hichunk.protocol import ChunkStart, LineLayout, Prediction
 
@@ -108,6 +112,59 @@ def test_a_models_outline_spec_loads_the_head_and_its_members_from_their_own_arr
     assert set(head.members[0].a) == set(member.a) and not load_outline_head(first.cfg.to_dict(), {}).members
 
 
+def test_meaning_features_compare_each_heading_with_its_neighbours():
+    a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    m = meaning_features(np.stack([a, b, 2 * a, b, a]).astype(np.float32))  # two alternating kinds of heading
+    assert m.shape == (5, N_MEANING)
+    np.testing.assert_allclose(m[2], [0, 0, 1, 1, 1, 2 / MEANING_SPAN], atol=1e-5)  # like the one two back, unlike the next
+    np.testing.assert_allclose(m[0], [0, 0, 0, 1, 0, 0], atol=1e-5)  # nothing before the first heading
+    np.testing.assert_allclose(m[4, [0, 1, 2, 3]], [0, 0, 1, 0], atol=1e-5)  # nothing after the last
+    np.testing.assert_array_equal(meaning_features(np.ones((1, 3), np.float32)), np.zeros((1, N_MEANING)))
+
+
+def test_sentence_vectors_depend_on_the_heading_alone():
+    texts = ["Install", "body", "Usage", "配置  文件", "Api Reference"]
+    heads = [0, 2, 3, 4]
+    alone = np.concatenate([sentence_vectors(texts, [u]) for u in heads])
+    cache: dict = {}
+    together = sentence_vectors(texts, heads, cache)
+    assert together.shape == (4, 512) and len(cache) == 4
+    worst = min(float(x @ y / np.linalg.norm(x) / np.linalg.norm(y)) for x, y in zip(alone, together))
+    assert worst >= 0.9999  # whatever else is in the batch
+    np.testing.assert_array_equal(sentence_vectors(texts, heads, cache), together)  # read back from the cache
+    assert float(sentence_vectors(["配置 文件"], [0])[0] @ together[2]) > 0.9999  # read as normalised text
+
+
+def _random_head(n_in: int, seed: int, **cfg) -> OutlineHead:
+    rng = np.random.default_rng(seed)
+    hidden = 4
+    a = {"proj.weight": rng.normal(size=(hidden, n_in)), "proj.bias": rng.normal(size=hidden),
+         "out.weight": rng.normal(size=(6, 2 * hidden)), "out.bias": rng.normal(size=6)}
+    for d in ("fwd", "bwd"):
+        a |= {f"rnn.{d}.0.weight_ih_l0": rng.normal(size=(3 * hidden, hidden)),
+              f"rnn.{d}.0.weight_hh_l0": rng.normal(size=(3 * hidden, hidden)),
+              f"rnn.{d}.0.bias_ih_l0": rng.normal(size=3 * hidden), f"rnn.{d}.0.bias_hh_l0": rng.normal(size=3 * hidden)}
+    return OutlineHead(OutlineHeadConfig(n_features=n_in, hidden=hidden, layers=1, **cfg), a)
+
+
+def test_a_meaning_member_reads_the_meaning_features_after_the_columns_it_shares():
+    first = _random_head(N_FEATURES + 8, 0, threshold=0.0)
+    member = _random_head(N_FEATURES + N_MEANING, 1, vectors=False, meaning=True)
+    x = outline_features(HEADS, TEXTS, None, *_vectors(len(HEADS)))
+    meaning = meaning_features(np.random.default_rng(2).normal(size=(len(HEADS), 16)).astype(np.float32))
+    both = OutlineHead(first.cfg, first.a, [member])
+    expected = (first.probabilities(x) + member.probabilities(np.concatenate([x[:, :N_FEATURES], meaning], axis=1))) / 2
+    np.testing.assert_allclose(both.probabilities(x, meaning), expected, rtol=1e-6)
+    assert not np.allclose(both.probabilities(x, meaning), both.probabilities(x, meaning[::-1]))  # it reads them
+    # in a model, the members' levels come from the headings' sentence vectors
+    points = {u: (2, True) for u in HEADS}
+    ngrams = lambda texts: _vectors(len(texts))  # noqa: E731
+    got = both.levels(points, TEXTS, None, ngrams)
+    probs = both.probabilities(outline_features(HEADS, TEXTS, None, *_vectors(len(HEADS))),
+                               meaning_features(sentence_vectors(TEXTS, HEADS)))
+    assert got == {u: (int(p.argmax()) + 1, True) for u, p in zip(HEADS, probs)}
+
+
 class _OutlineModel:
     """A scripted window model that also reads outlines: it puts every titled start on level 1."""
 
@@ -166,6 +223,11 @@ def test_tiny_outline_head_run_is_deterministic_and_keeps_the_line_model(tmp_pat
     assert [m.cfg for m in model.outline.members] == [member] and not member.vectors
     assert model.outline.cfg.threshold == min(cfg.threshold, member.threshold)
     np.testing.assert_array_equal(model.probabilities(lines), before)
+    reading = OutlineTraining(epochs=1, hidden=8, layers=1, vectors=False, meaning=True, join=True)
+    meaning = train_outline_heads(corpus, str(tmp_path / "m"), settings, reading, progress=False)[0]
+    assert meaning.meaning and meaning.n_features == N_FEATURES + N_MEANING
+    model = load_encoder(str(tmp_path / "m"))
+    assert [m.cfg for m in model.outline.members] == [member, meaning]
     text = "# Guide\n\nIntro text.\n\n## Install\n\nRun it.\n\n### Linux\n\nUse apt.\n\n## Usage\n\nType.\n"
     splits = [to_splits(chunk(text=text, model=model, hints="ignore")) for _ in range(2)]
     assert "".join(part for part, _ in splits[0]) == text and splits[0] == splits[1]
@@ -180,3 +242,4 @@ def test_each_recipe_names_its_heads_in_order():
     assert heads("v6") == [(0, True, False)]
     assert heads("v7") == [(0, True, False), (0, False, True)]
     assert heads("v8", 3) == [(3, True, False), (3, False, True), (4, False, True), (4, True, True)]
+    assert [(h.vectors, h.meaning, h.join) for h in recipe_heads("v9")] == [(True, False, False), (False, True, True)]

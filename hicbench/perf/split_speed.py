@@ -63,12 +63,14 @@ def build_document(corpus: str, lang: str, words: int) -> str:
 @contextmanager
 def forward_clock() -> Iterator[list[float]]:
     """CPU seconds spent in the encoder's forward passes while inside: the line model's embedding bags and
-    network (``NumpyLabeller``) and the outline heads; the list holds one running total."""
+    network (``NumpyLabeller``), the outline heads and, for a head that reads meaning, the sentence encoder
+    over the headings; the list holds one running total."""
+    from hichunk.models.encoder import outline_head
     from hichunk.models.encoder.numpy_net import NumpyLabeller
-    from hichunk.models.encoder.outline_head import OutlineHead
 
     total = [0.0]
-    patched = [(NumpyLabeller, "line_vectors"), (NumpyLabeller, "window_logits"), (OutlineHead, "_own_probabilities")]
+    patched = [(NumpyLabeller, "line_vectors"), (NumpyLabeller, "window_logits"),
+               (outline_head.OutlineHead, "_own_probabilities"), (outline_head, "sentence_vectors")]
     originals = [getattr(cls, name) for cls, name in patched]
 
     def timed(fn):

