@@ -32,6 +32,11 @@ models (``hichunk train --folds K``) scores each document with the model that le
 out. Rows then describe the distribution over families: per-family micro F1, its median with a
 95% bootstrap interval over families, and the worst five families
 (``hichunk.bench.family_summary``).
+
+Written Markdown (``markdown``, ``markdown-corpus``) is also scored by whether its headings carry
+numbers (``markdown numbered``, ``markdown no numbers``: nearly all or nearly none of the headings
+after the first open with a heading number; ``heading_numbering``), the two kinds the trees issue
+sets targets for.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import statistics
 import sys
 import time
@@ -205,13 +211,43 @@ def evaluate(docs: list[Labelled], methods: str, progress: bool = True,
     return out
 
 
-def summarise(docs: list[Labelled], results: dict[str, MethodResult], boot: int = 1000) -> list[dict]:
-    """One row per (group, language) and method, then per language and method over all groups."""
-    ordered = sorted(docs, key=lambda d: d.id)
+WRITTEN_MARKDOWN = ("markdown", "markdown-corpus")  # Markdown whose headings keep the numbers their styles give them
+NUMBERED_SHARE = 0.8  # this share of the headings numbered: "numbered"; at most 1 - this share: "no numbers"
+_MARKERS = re.compile(r"^[#*_\s]+")
+
+
+def heading_numbering(item: Labelled) -> str | None:
+    """Whether a document's headings carry numbers: "numbered" or "no numbers" when nearly all or nearly none of
+    its true headings after the first (often an unnumbered title) open with a heading number; None when mixed or
+    under three headings. The trees issue sets targets for numbered and unnumbered headings apart."""
+    from hichunk.engine.outline import heading_style
+
+    clean = item.doc.clean
+    lines = [_MARKERS.sub("", clean[p:clean.find("\n", p) if "\n" in clean[p:] else None]) for p in sorted(item.truth.at)]
+    if len(lines) < 3:
+        return None
+    share = sum(bool(heading_style(line).numbering) for line in lines[1:]) / (len(lines) - 1)
+    return "numbered" if share >= NUMBERED_SHARE else "no numbers" if share <= 1 - NUMBERED_SHARE else None
+
+
+def group_selections(ordered: list[Labelled]) -> list[tuple[str, list[int]]]:
+    """(name, document indexes) per (group, language), then written Markdown by heading numbering per language."""
     keys = sorted({(d.group, d.lang) for d in ordered})
-    selections = [(f"{g} [{lang}]", [i for i, d in enumerate(ordered) if (d.group, d.lang) == (g, lang)]) for g, lang in keys]
+    out = [(f"{g} [{lang}]", [i for i, d in enumerate(ordered) if (d.group, d.lang) == (g, lang)]) for g, lang in keys]
+    numbering = {i: heading_numbering(d) for i, d in enumerate(ordered) if d.group in WRITTEN_MARKDOWN}
+    for kind in ("numbered", "no numbers"):
+        for lang in sorted({d.lang for d in ordered}):
+            idx = [i for i, k in numbering.items() if k == kind and ordered[i].lang == lang]
+            if idx:
+                out.append((f"markdown {kind} [{lang}]", idx))
+    return out
+
+
+def summarise(docs: list[Labelled], results: dict[str, MethodResult], boot: int = 1000) -> list[dict]:
+    """One row per (group, language) and method, and per heading numbering of written Markdown (``by_numbering``)."""
+    ordered = sorted(docs, key=lambda d: d.id)
     rows = []
-    for name, idx in selections:
+    for name, idx in group_selections(ordered):
         for method, res in results.items():
             counts = [res.counts[i] for i in idx]
             pooled = sum(counts, SplitCounts())
@@ -341,9 +377,7 @@ def with_trained_folds(docs: list[Labelled], methods: str) -> list[Labelled]:
 def summarise_families(docs: list[Labelled], results: dict[str, MethodResult], boot: int = 1000):
     """Distribution-over-families rows per (group, language) and per language over all groups."""
     ordered = sorted(docs, key=lambda d: d.id)  # ``evaluate`` keeps each method's counts in this order
-    keys = sorted({(d.group, d.lang) for d in ordered})
-    selections = [(f"{g} [{lang}]", [i for i, d in enumerate(ordered) if (d.group, d.lang) == (g, lang)])
-                  for g, lang in keys]
+    selections = group_selections(ordered)
     selections += [(f"all kinds [{lang}]", [i for i, d in enumerate(ordered) if d.lang == lang])
                    for lang in sorted({d.lang for d in ordered})]
     return family_rows(selections, [d.family for d in ordered], {m: r.counts for m, r in results.items()}, boot)

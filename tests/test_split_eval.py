@@ -113,3 +113,22 @@ def test_command_line(labels_dir, tmp_path, capsys):
     assert split_eval.main(["--labels", labels_dir, "--methods", "numbering", "--json", str(out), "-q"]) == 0
     assert "text [en]" in capsys.readouterr().out and json.loads(out.read_text())["docs"] == ["md:a", "text:a"]
     assert split_eval.main(["--labels", labels_dir, "--kinds", "pdf", "-q"]) == 2
+
+
+def _labelled(text: str, group: str = "markdown-corpus", lang: str = "en") -> split_eval.Labelled:
+    doc = parse_document(text, "markdown")
+    return split_eval.Labelled("d", group, lang, doc, markup_truth(doc), 0.0, 10)
+
+
+def test_written_markdown_is_also_scored_by_whether_its_headings_carry_numbers():
+    """An unnumbered title over numbered sections is numbered; three headings at least; numbers-stripped
+    copies and other kinds stay out of the numbering rows."""
+    numbered = _labelled("# Guide\n\nx\n\n## 1. Install\n\ny\n\n## 2. Use\n\nz\n\n### 2.1 Flags\n\nw\n")
+    plain = _labelled("# Guide\n\nx\n\n## Install\n\ny\n\n## Use\n\nz\n", lang="zh")
+    mixed = _labelled("# Guide\n\nx\n\n## 1. Install\n\ny\n\n## Use\n\nz\n")
+    assert [split_eval.heading_numbering(d) for d in (numbered, plain, mixed)] == ["numbered", "no numbers", None]
+    assert split_eval.heading_numbering(_labelled("# Guide\n\nx\n\n## 1. Install\n\ny\n")) is None
+    stripped = _labelled(numbered.doc.clean, group="markdown-unnumbered")
+    names = dict(split_eval.group_selections([numbered, plain, mixed, stripped]))
+    assert names["markdown numbered [en]"] == [0] and names["markdown no numbers [zh]"] == [1]
+    assert names["markdown-corpus [en]"] == [0, 2] and names["markdown-unnumbered [en]"] == [3]
