@@ -76,3 +76,22 @@ def test_the_engine_finds_the_numbered_questions_the_model_missed():
     result = infer_points(FAQ, ScriptedModel(answer, window_tokens=400), layout=_apart(FAQ))
     assert {5, 7} <= set(result.points)
     assert result.points[5][0] == result.points[3][0]
+
+
+README = ["<div align=right>English</div>", "1. NexT", "Thanks for coming.", "1. Read the guide", "1.1 Contents",
+          "The list.", "1.2 How to help", "Send a patch."]
+
+
+def test_a_missed_chapter_line_over_its_found_first_section_starts_the_chapter():
+    points = {0: (1, False), 4: (2, True), 6: (2, True)}
+    # of the lines numbered 1 above "1.1", the first standalone one: a line joined to its paragraph is none
+    assert missed_outline_numbers(points, README, _apart(README)) == points | {1: (1, True)}
+    assert missed_outline_numbers(points, README, _apart(README, joined=(1,))) == points | {3: (1, True)}
+    # a list "1. ... 2. ..." above "1.1" is running text; so is any line once a start lies between it and "1.1"
+    listed = [*README[:4], "2. Write a patch", *README[4:]]
+    shifted = {0: (1, False), 5: (2, True), 7: (2, True)}
+    assert missed_outline_numbers(shifted, listed, _apart(listed)) == shifted
+    assert missed_outline_numbers(points | {2: (2, True)}, README, _apart(README)) == points | {2: (2, True), 3: (1, True)}
+    # a first section already on the top level has no level above it
+    top = {0: (1, False), 4: (1, True), 6: (1, True)}
+    assert missed_outline_numbers(top, README, _apart(README)) == top

@@ -71,10 +71,42 @@ def missed_outline_numbers(points: dict[int, tuple[int, bool]], texts: Sequence[
         expected = {n[:-1] + (n[-1] + 1,) for n in have} | {n + (1,) for n in have}
         new = {u: n for u, n in candidates.items() if u not in out and n in expected}
         if not new:
-            return out
+            return _missed_parents(out, found, texts, layout)
         for u, n in new.items():
             out[u] = (levels[len(n)].most_common(1)[0][0], True)
             have.add(n)
+
+
+def _missed_parents(points: dict[int, tuple[int, bool]], found: dict[int, tuple[int, ...]], texts: Sequence[str],
+                    layout: Sequence[LineLayout]) -> dict[int, tuple[int, bool]]:
+    """``points`` plus the missed chapter line "N. Title" over a found "N.1": the first standalone line after the start
+    before it that opens with "N" (a README's title "1. NexT" under its badges, over "1.1 目录"; its opening text
+    may hold a numbered list).
+
+    A one-part number is as often a list item, so only the line the found numbers name counts, and only where no
+    line numbered "N+1" follows it before "N.1" (a list "1. ... 2. ..." in the text above)."""
+    out = dict(points)
+    for first_child, n in found.items():
+        if len(n) != 2 or n[1] != 1 or points[first_child][0] < 2:
+            continue
+        above = max((u for u in points if u < first_child), default=-1)
+        numbered = [(u, _chapter_number(texts[u])) for u in range(above + 1, first_child)]
+        if any(m == n[0] + 1 for _, m in numbered):
+            continue
+        lines = [u for u, m in numbered if m == n[0] and layout[u].blank_before and not layout[u].role
+                 and len(texts[u]) <= HEADING_CHARS]
+        if lines:
+            out[lines[0]] = (points[first_child][0] - 1, True)
+    return out
+
+
+_CHAPTER_NUMBER = re.compile(r"^(\d{1,3})\.?\s+\S")
+
+
+def _chapter_number(text: str) -> int | None:
+    """The one-part number a line opens with ("1. NexT" -> 1; "1.1 目录" -> None)."""
+    m = _CHAPTER_NUMBER.match(fold(text).strip())
+    return int(m[1]) if m else None
 
 
 def _outline_number(text: str) -> tuple[int, ...] | None:
