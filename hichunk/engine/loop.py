@@ -38,7 +38,8 @@ Over a list of unit texts (one model line each), with their layout when known:
    starts are made consistent over the whole document by heading style
    (``hichunk.engine.outline``), so a heading's level does not depend on where
    its window began; front and back matter (a preface, the indexes) go on the
-   document's top level (``hichunk.engine.matter``).
+   document's top level (``hichunk.engine.matter``), and a manual page's sections (NAME, SYNOPSIS ...)
+   are titled starts of one level (``hichunk.engine.manpage``).
 
 Choices where the reference code is buggy or silent, made explicit here:
 an empty answer means "no starts" (``ParseError`` only when the model is set
@@ -58,6 +59,7 @@ from hichunk.engine.cache import PredictionCache, window_key
 from hichunk.engine.contents import starts_on_contents_titles
 from hichunk.engine.fences import starts_outside_fences
 from hichunk.engine.lists import starts_on_titles_above_lists
+from hichunk.engine.manpage import man_sections_as_starts
 from hichunk.engine.matter import front_and_back_matter_as_chapters
 from hichunk.engine.midline import starts_at_line_starts
 from hichunk.engine.numbered import missed_outline_numbers, numbered_outline_only
@@ -266,7 +268,7 @@ def infer_points(
         points = result.points = model.outline_levels(points, texts, layout)
     if settings.document_levels:
         points = type_peers_as_titles(consistent_levels(points, texts, layout), texts, layout)
-        points = front_and_back_matter_as_chapters(points, texts)
+        points = man_sections_as_starts(front_and_back_matter_as_chapters(points, texts), texts, layout)
         releases = release_lines(texts)  # a changelog's versions are no outline numbers
         if releases:
             result.points = releases_as_sections(points, releases)
