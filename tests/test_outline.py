@@ -409,6 +409,18 @@ def test_an_appendix_sits_where_the_chapters_are():
     assert out[4][0] == 1
 
 
+
+def test_without_chapter_labels_an_appendix_sits_where_the_chapter_numbers_are():
+    """A texinfo manual as text: its title over numbered chapters, and a licence appendix the head put on the
+    title's level; beside the title, it would read as the title's sibling and push the whole outline down."""
+    texts = ["GNU Coreutils", "This manual documents version 9.1.", "1 Introduction", "body", "2 Common options",
+             "2.1 Exit status", "body", "3 Output of entire files", "body", "Appendix A GNU Free Documentation License",
+             "body"]
+    points = {0: (1, True), 2: (2, True), 4: (2, True), 5: (3, True), 7: (2, True), 9: (1, True)}
+    out = consistent_levels(points, texts)
+    assert [out[u][0] for u in (0, 2, 4, 5, 7, 9)] == [1, 2, 2, 3, 2, 2]
+
+
 def _typeset_labels(chapter: str) -> tuple[list[str], list[LineLayout]]:
     """A typeset manual: a title page, then chapter labels over outline-numbered sections, then a licence."""
     title, label, section = LineLayout(size=1.7), LineLayout(size=2.5, bold=True), LineLayout(size=1.45, bold=True)

@@ -331,9 +331,12 @@ def consistent_levels(points: dict[int, tuple[int, bool]], texts: Sequence[str],
         _follow_label(level, label, top)
     _nest_restarting_numbers(level, styles, texts)
 
-    # an appendix is a chapter: "Appendix A" and "附录 A" go where most chapter labels ("Chapter 3", "第 3 章") are;
+    # an appendix is a chapter: "Appendix A" and "附录 A" go where most chapter labels ("Chapter 3", "第 3 章") are,
+    # or without chapter labels where most chapter numbers ("3 Output of entire files", a texinfo manual's) are;
     # not beside parts (a book's appendices are often the parts' siblings), nor on one lone "Chapter 13" line
     chapters = [level[s] for s in styles.values() if s.numbering in ("word-chapter", "zh-章")]
+    if not chapters:
+        chapters = [level[s] for s in styles.values() if s.numbering == "outline" and s.depth == 1]
     if len(chapters) >= 2 and not any(s.numbering in _PART_LABELS for s in styles.values()):
         for s in level:
             if s.numbering == "word-appendix":
