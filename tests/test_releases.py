@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine_doubles import ScriptedModel
 
 from hichunk.engine import infer_points
-from hichunk.engine.releases import release_lines, releases_as_sections
+from hichunk.engine.releases import release_categories, release_lines, releases_as_sections
 from hichunk.models.prompt import format_answer
 from hichunk.protocol import ChunkStart, LineLayout
 
@@ -18,6 +18,9 @@ CHANGELOG = ["Changelog", "",
 
 def test_falling_versions_with_text_between_are_releases():
     assert release_lines(CHANGELOG) == [2, 7, 10, 13]
+    prereleases = ["v2.14.0 (2026-10-01)", "x", "v2.14.0b2 (2026-09-09)", "x", "v2.14.0a1 (2026-05-22)", "x",
+                   "v2.13.0 (2026-03-31)", "x"]
+    assert release_lines(prereleases) == [0, 2, 4, 6]  # PEP 440 pre-releases are versions
 
 
 def test_release_lines_share_one_form():
@@ -84,3 +87,30 @@ def test_the_engine_makes_a_changelogs_releases_siblings():
     levels = {result.points[u][0] for u in (2, 7, 10, 13)}
     assert len(levels) == 1 and min(levels) > result.points[0][0]  # siblings, under "Changelog"
     assert result.points[3][0] > min(levels)  # "Features" inside its release
+
+
+def test_a_releases_category_lines_are_its_sections():
+    """Every standalone "Features" / "Bug Fixes" inside the releases goes one level below them, found or not."""
+    points = {0: (1, True), 2: (2, True), 3: (3, True), 7: (2, True), 10: (2, True), 13: (2, True)}
+    apart = [LineLayout(blank_before=True, blank_after=True)] * len(CHANGELOG)
+    releases = release_lines(CHANGELOG)
+    assert release_categories(points, CHANGELOG, releases, apart) == points | {5: (3, True), 8: (3, True), 11: (3, True)}
+    # decorated or translated names, with a colon, count too; running text and list items do not
+    assert [_category_found(t) for t in ("🐛 Bug Fixes", "Fixed:", "**Fixed**", "修复", "Fixed a crash", "- Fixed")] == [
+        True, True, True, True, False, False]
+    # glued to the line above a name is a word of a paragraph; fewer than three inside the releases: nothing
+    glued = [LineLayout(blank_before=u not in (5, 8), blank_after=True) for u in range(len(CHANGELOG))]
+    assert release_categories(points, CHANGELOG, releases, glued) == points
+    # after the releases, under a section on their level or above, a name is that section's own
+    tail = [*CHANGELOG, "License", "Fixed"]
+    ended = points | {len(CHANGELOG): (2, True)}
+    out = release_categories(ended, tail, releases, [LineLayout(blank_before=True)] * len(tail))
+    assert len(tail) - 1 not in out
+    assert release_categories(points, CHANGELOG, [], apart) == points
+
+
+def _category_found(text: str) -> bool:
+    lines = ["1.2.0", "x", text, "y", "1.1.0", "Added", "z", "1.0.0", "Removed", "w", "Changed"]
+    points = {0: (1, True), 4: (1, True), 7: (1, True)}
+    out = release_categories(points, lines, [0, 4, 7], [LineLayout(blank_before=True)] * len(lines))
+    return 2 in out

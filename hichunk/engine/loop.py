@@ -65,7 +65,7 @@ from hichunk.engine.midline import starts_at_line_starts
 from hichunk.engine.numbered import missed_outline_numbers, numbered_outline_only
 from hichunk.engine.outline import consistent_levels, title_shaped
 from hichunk.engine.peers import styled_peers_as_titles, type_peers_as_titles
-from hichunk.engine.releases import release_lines, releases_as_sections
+from hichunk.engine.releases import release_categories, release_lines, releases_as_sections
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
 from hichunk.engine.rest import starts_on_module_titles
 from hichunk.engine.signatures import starts_on_signatures_above
@@ -271,7 +271,7 @@ def infer_points(
         points = man_sections_as_starts(front_and_back_matter_as_chapters(points, texts), texts, layout)
         releases = release_lines(texts)  # a changelog's versions are no outline numbers
         if releases:
-            result.points = releases_as_sections(points, releases)
+            result.points = release_categories(releases_as_sections(points, releases), texts, releases, layout)
         else:
             result.points = missed_outline_numbers(numbered_outline_only(points, texts, layout), texts, layout)
     return result

@@ -12,8 +12,12 @@ So when a document has at least ``MIN_RELEASES`` release-shaped lines with text 
 of versions with nothing between is a list: "jQuery 2.1.0", "jQuery 2.0.2"), whose versions go down
 between at least ``MIN_FALLING`` of neighbouring pairs, each is a titled start,
 all on one level (level 1, or one below the section they are in: "Changelog"), and what the model
-found inside a release goes below it. Model-agnostic, like the other document-level
-passes: it reads unit texts only.
+found inside a release goes below it. Inside the releases, the names a changelog files each release's
+entries under (Keep a Changelog's "Added", "Changed", "Fixed" ...; "Features", "Bug Fixes" of the
+changelog tools; "新增", "修复"), standing alone, are the releases' sections one level below them once
+``MIN_CATEGORIES`` are there: a model reads a lone "Fixed" as a word of a list and finds some of them
+only. Model-agnostic, like the other document-level passes: it reads unit texts (and, for the category
+lines, whether a line stands alone).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
+from hichunk.protocol import LineLayout
 from hichunk.textnorm import fold
 
 MIN_RELEASES = 3
@@ -29,7 +34,7 @@ MIN_FALLING = 0.7
 _MAX_CHARS = 100
 _MAX_WORDS_AROUND = 6
 
-_PART = r"(?:\d+|alpha|beta|rc|dev|post|pre|preview)\d*"
+_PART = r"(?:\d+(?:a|b|rc)\d+|\d+|alpha|beta|rc|dev|post|pre|preview)\d*"  # PEP 440's "2.14.0b2" too
 _VERSION = r"[vV]?\d+\." + _PART + r"(?:[.\-_]" + _PART + r")*"  # "1.20.8", "0.2.0-alpha2", not "2008-2010"
 _RELEASE = re.compile(
     r"^(?![-+\u2022\u00b7\u2013]\s)(?P<lead>[^\w\s]{0,4})\s*"  # an emoji, a bracket, "*" (not a list's "-", "+", "•")
@@ -93,6 +98,45 @@ def releases_as_sections(points: dict[int, tuple[int, bool]], releases: Collecti
     return out | {u: (level, True) for u in releases}
 
 
+CATEGORIES = frozenset({
+    # Keep a Changelog's six, and the groups changelog tools write (release-please, towncrier, GitHub's
+    # generated release notes)
+    "added", "changed", "deprecated", "removed", "fixed", "security", "features", "new features", "bug fixes",
+    "bugfixes", "fixes", "improvements", "enhancements", "breaking changes", "deprecations", "deprecations and removals",
+    "documentation", "improved documentation", "performance", "performance improvements", "dependencies",
+    "internal", "misc", "miscellaneous", "other", "other changes", "maintenance", "refactor", "chores",
+    "what's changed", "new contributors", "changes", "packaging",
+    "新增", "新功能", "新特性", "修复", "问题修复", "缺陷修复", "优化", "改进", "变更", "移除", "废弃", "安全", "其他",
+})
+MIN_CATEGORIES = 3
+_LEAD = re.compile(r"^[^\w\s]{1,4}\s*")  # "🐛 Bug Fixes", "**Fixed**"
+_BULLET = re.compile(r"^[-*+\u2022]\s")  # "- Fixed": an item of a list, not its heading
+
+
+def release_categories(points: dict[int, tuple[int, bool]], texts: Sequence[str], releases: Sequence[int],
+                       layout: Sequence[LineLayout] | None = None) -> dict[int, tuple[int, bool]]:
+    """``points`` with every standalone category line of a release ("Added", "Fixed", "🐛 Bug Fixes", "修复")
+    a titled start one level below the releases, once ``MIN_CATEGORIES`` stand inside them.
+
+    A changelog groups each release's entries under the same few names; read alone, "Fixed" is one word
+    in a list, and a model finds some and misses the rest of what is plainly one set of headings."""
+    if not releases:
+        return points
+    level = points[releases[0]][0]  # the releases' own, as ``releases_as_sections`` left them
+    # the releases run until a titled start on their level or above after the last one (the next section)
+    end = min((u for u, (lv, title) in points.items() if u > releases[-1] and title and lv <= level), default=len(texts))
+    found = [u for u in range(releases[0] + 1, end) if u not in releases and _category(texts[u])
+             and (layout is None or (layout[u].blank_before and not layout[u].role))]
+    if len(found) < MIN_CATEGORIES:
+        return points
+    return points | {u: (level + 1, True) for u in found}
+
+
+def _category(text: str) -> bool:
+    s = fold(text).strip()
+    return not _BULLET.match(s) and _LEAD.sub("", s).rstrip(":：*_ ").casefold() in CATEGORIES
+
+
 def _levels_below(inside: Counter, level: int, missed: bool) -> dict[int, int]:
     """New levels for the starts inside releases. When the model missed most release lines, the levels it
     gave inside them are not relative to them: the most common level and any shallower one (a window that
@@ -105,6 +149,16 @@ def _levels_below(inside: Counter, level: int, missed: bool) -> dict[int, int]:
     common = max(inside, key=lambda lv: (inside[lv], -lv))
     deeper = sorted(lv for lv in inside if lv > common)
     return {lv: level + 1 for lv in inside if lv <= common} | {lv: level + 2 + i for i, lv in enumerate(deeper)}
+
+
+_VERSION_PART = re.compile(r"\d+(?:(?:a|b|rc)\d+)?")
+_PRE = {"a": -3, "b": -2, "rc": -1}  # a pre-release comes before its release: "2.14.0b2" < "2.14.0"
+
+
+def _version_key(part: str) -> tuple[int, int, int]:
+    """How one dot-part of a version compares ("14" -> (14, 0, 0), "0b2" -> (0, -2, 2))."""
+    m = re.fullmatch(r"(\d+)(a|b|rc)(\d+)", part)
+    return (int(m[1]), _PRE[m[2]], int(m[3])) if m else (int(part), 0, 0)
 
 
 def _release_version(text: str) -> tuple[str, tuple[int, ...]] | None:
@@ -121,7 +175,7 @@ def _release_version(text: str) -> tuple[str, tuple[int, ...]] | None:
         return None  # "1.005 fixed that.": a sentence ("... from 1.07 to 1.07.1." ends on a version)
     if sum(1 for w in words if _NUMBER.fullmatch(w)) >= 2:  # "0.8 -0.8 scale", a row of numbers
         return None
-    numbers = tuple(int(p) for p in re.findall(r"\d+", m["version"]))
+    numbers = tuple(x for part in _VERSION_PART.findall(m["version"]) for x in _version_key(part))
     if any(len(p) > 2 for p in re.findall(r"\d+", m["version"])[1:]) and numbers[0] < 1900:
         return None  # "192.168.212", "1.005": an address or a decimal, no version (a date's year aside)
     return m["lead"].strip("[(【"), numbers  # "[Update 2024.11.30]" opens like "Update 2026.07.04"
