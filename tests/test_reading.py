@@ -77,6 +77,17 @@ LABELLED = (f"Chapter 1\n\nGetting Started\n\n{BODY_EN}\nCHAPTER 2\nInstalling t
             f"Part II\n\nAppendix A\n\nReference Tables\n\n{BODY_EN}\n第 3 章\n\n基本概念\n\n{BODY_ZH}")
 
 
+def test_an_empty_html_anchor_is_not_read():
+    """``## Rules<a id="rules"></a>`` renders as "Rules": the model reads what a reader sees; the clean text
+    and the chunks keep the anchor."""
+    text = '# Tool\n\nIntro.\n\n## Rules<a id="rules"></a>\n\nBody.\n\n<a name="faq"/>FAQ\n\nMore.\n'
+    doc, units = units_of(text, "markdown")
+    assert [u.text for u in units] == ["Tool", "Intro.", "Rules", "Body.", "FAQ", "More."]
+    assert '<a id="rules"></a>' in doc.clean
+    _, kept = units_of('Read <a href="x">the guide</a> first.\n')
+    assert kept[0].text == 'Read <a href="x">the guide</a> first.'  # a link with text is text
+
+
 def test_a_label_line_and_its_title_line_are_one_unit_starting_at_the_label():
     doc, units = units_of(LABELLED)
     shown = [u.text for u in units]

@@ -2,7 +2,8 @@
 
 Units are the document's sentences (a heading line is one sentence). What the
 model reads of a sentence is its clean text with heading markers hidden (the
-model must infer structure from content), line breaks turned into spaces (each
+model must infer structure from content), empty HTML anchors dropped (they render as nothing),
+line breaks turned into spaces (each
 unit must stay one numbered line) and truncated (long sentences carry little
 extra signal and would crowd the window). Sentences left empty by this (a bare
 ``#`` line) are not shown; their text stays in the chunk around them. Each unit
@@ -48,10 +49,21 @@ class Unit:
     layout: LineLayout = LineLayout()
 
 
+# An empty HTML anchor (``<a id="rules"></a>``, ``<a name="faq"/>``) renders as nothing; a heading carries
+# one to be linked to, and read as text it makes "Rules" look like markup.
+_EMPTY_ANCHOR = re.compile(r"<(a|span)\s+(?:id|name)\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s<>]+)\s*(?:/>|>\s*</\1\s*>)", re.I)
+
+
 def _shown(doc: Document, sentence: Sentence) -> str:
-    text = doc.clean[sentence.start : sentence.end]
-    if doc.lines[sentence.line].heading is not None:
+    return _shown_text(doc.clean[sentence.start : sentence.end], doc.lines[sentence.line].heading is not None)
+
+
+def _shown_text(text: str, heading: bool) -> str:
+    """A sentence's clean text as a model reads it (``heading``: its line is a heading, whose markers go)."""
+    if heading:
         text = heading_title(text)
+    if "<" in text:
+        text = _EMPTY_ANCHOR.sub("", text)
     return fold_spaces(_BREAKS.sub(" ", text)).strip()
 
 
@@ -151,10 +163,7 @@ class _LineFacts:
 
     def shown(self, sentence: Sentence) -> str:
         """``_shown(doc, sentence)``."""
-        text = self.doc.clean[sentence.start : sentence.end]
-        if self.lines[sentence.line].heading is not None:
-            text = heading_title(text)
-        return fold_spaces(_BREAKS.sub(" ", text)).strip()
+        return _shown_text(self.doc.clean[sentence.start : sentence.end], self.lines[sentence.line].heading is not None)
 
 
 def model_units(doc: Document, sentences: list[Sentence], max_chars_en: int = MAX_CHARS_EN,
