@@ -30,10 +30,10 @@ def test_starts_under_signatures_move_onto_them():
 
 def test_signature_shapes():
     for text in ("def json()", "async def get_info()", "class Api()", r"def \_\_init\_\_()", "Widget.render(ctx)",
-                 "get_info() -> dict", "ｄｅｆ ｊｓｏｎ（）"):
+                 "get_info() -> dict", "ｄｅｆ ｊｓｏｎ（）", "`console.log([data][, ...args])`", "`new Console(options)`"):
         assert signature_shaped(text), text
     for text in (".. versionadded:: 3.11", ">>> int(Shape.CIRCLE) 1", "Set the arena allocator.", "StrEnum",
-                 "print(x) is fine here", "Returns: dict"):
+                 "print(x) is fine here", "Returns: dict", "`pip install hichunk`", "`foo()", "see `foo()`"):
         assert not signature_shaped(text), text
 
 

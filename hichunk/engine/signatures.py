@@ -25,10 +25,11 @@ from hichunk.engine.outline import heading_style
 from hichunk.protocol import LineLayout
 from hichunk.textnorm import fold
 
-# Keywords, a dotted identifier (Markdown may escape its underscores), a parameter list, a return annotation.
+# Keywords, a dotted identifier (Markdown may escape its underscores), a parameter list, a return annotation;
+# the whole may be one code span (Node.js's "`console.log([data][, ...args])`").
 _SIGNATURE = re.compile(
-    r"^(?:(?:async|def|class|function|func|fn|method|property|static|classmethod|staticmethod|coroutine)\s+)*"
-    r"[A-Za-z_\\][\w.\\:]*\s*\([^()]*\)\s*(?:(?:->|:)\s*[\w.\[\], |\\]+)?$")
+    r"^(`?)(?:(?:async|def|class|function|func|fn|method|property|static|classmethod|staticmethod|coroutine|new)\s+)*"
+    r"[A-Za-z_\\$][\w.\\:$]*\s*\([^()`]*\)\s*(?:(?:->|:)\s*[\w.\[\], |\\]+)?\1$")  # in backticks or not
 
 
 def signature_shaped(text: str) -> bool:
