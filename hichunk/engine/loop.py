@@ -20,7 +20,8 @@ Over a list of unit texts (one model line each), with their layout when known:
    carry residual lines from the current level-1 segment (recurrent mode 2;
    mode 1 carries none).
 5. After the last window, a start keeps its title flag only on a line shaped
-   like a title (whole, short, not running text), a start on the description
+   like a title (whole, short, not running text), a start on an HTML comment goes onto the heading
+   above it or goes (``hichunk.engine.comments``), a start on the description
    under a standalone code-signature line (an API reference's ``def json()``)
    moves onto the signature (``hichunk.engine.signatures``), a start on the first
    item of a tight list moves onto the title line above it and one on a later item is dropped
@@ -56,6 +57,7 @@ from dataclasses import asdict, dataclass, field
 
 from hichunk.engine.apart import starts_set_apart
 from hichunk.engine.cache import PredictionCache, window_key
+from hichunk.engine.comments import starts_off_comments
 from hichunk.engine.contents import starts_on_contents_titles
 from hichunk.engine.fences import starts_outside_fences
 from hichunk.engine.lists import starts_on_titles_above_lists
@@ -258,6 +260,7 @@ def infer_points(
     for u, (level, title) in points.items():
         if title and not title_shaped(texts[u], layout[u] if layout else None):
             points[u] = (level, False)
+    points = starts_off_comments(points, texts, layout)
     points = starts_at_line_starts(starts_on_signatures_above(points, texts, layout), texts, layout, result.fallbacks)
     points = starts_off_definition_terms(starts_on_titles_above_lists(points, texts, layout), texts, layout)
     points = starts_on_module_titles(points, texts, layout)
