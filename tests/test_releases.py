@@ -21,6 +21,10 @@ def test_falling_versions_with_text_between_are_releases():
     prereleases = ["v2.14.0 (2026-10-01)", "x", "v2.14.0b2 (2026-09-09)", "x", "v2.14.0a1 (2026-05-22)", "x",
                    "v2.13.0 (2026-03-31)", "x"]
     assert release_lines(prereleases) == [0, 2, 4, 6]  # PEP 440 pre-releases are versions
+    news = ["libpipeline 1.5.7 (13 November 2022)", "x", "libpipeline 1.5.6 (24 April 2022)", "x",
+            "iso-codes 1.5.5", "x", "the WCAG 1.4.2 guidelines say", "x", "libpipeline 1.5.4 [7 Nov 2021]", "x"]
+    # a lower-case project name alone before its version (dates in words aside) opens a release; words after do not
+    assert release_lines(news) == [0, 2, 4, 8]
 
 
 def test_release_lines_share_one_form():

@@ -43,7 +43,10 @@ _RELEASE = re.compile(
     r"(?P<after>.*)$"
 )
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*[\],;)]*")
-_DATE_OR_CODE = re.compile(r"`[^`]*`|\(\s*[\d\-./ ]+\s*\)|\d{4}[\-./]\d{1,2}[\-./]\d{1,2}")
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+_DATE_OR_CODE = re.compile(
+    r"`[^`]*`|\(\s*[\d\-./ ]+\s*\)|\d{4}[\-./]\d{1,2}[\-./]\d{1,2}"
+    r"|[\[(]?\s*(?:\d{1,2}\s+" + _MONTH + r"|" + _MONTH + r"\s+\d{1,2},?)\s+\d{4}\s*[\])]?")  # "(13 November 2022)"
 
 
 def release_lines(texts: Sequence[str]) -> list[int]:
@@ -167,10 +170,12 @@ def _release_version(text: str) -> tuple[str, tuple[int, ...]] | None:
     if not s or len(s) > _MAX_CHARS or text[:1].isspace():  # indented: code, or an item of a Debian changelog
         return None
     m = _RELEASE.match(s)
-    if m is None or m["before"][:1].islower():  # "the WCAG 2.0 ...": a wrapped sentence
+    if m is None:
         return None
     after = _DATE_OR_CODE.sub(" ", m["after"])
     words = after.split()
+    if m["before"][:1].islower() and (len(m["before"].split()) > 1 or words):
+        return None  # "the WCAG 2.0 guidelines": a wrapped sentence; "libpipeline 1.5.7 (13 November 2022)" is none
     if len(words) > _MAX_WORDS_AROUND or words and words[-1][-1] in ".。" and not _NUMBER.fullmatch(words[-1][:-1]):
         return None  # "1.005 fixed that.": a sentence ("... from 1.07 to 1.07.1." ends on a version)
     if sum(1 for w in words if _NUMBER.fullmatch(w)) >= 2:  # "0.8 -0.8 scale", a row of numbers
