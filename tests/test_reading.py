@@ -77,12 +77,13 @@ LABELLED = (f"Chapter 1\n\nGetting Started\n\n{BODY_EN}\nCHAPTER 2\nInstalling t
             f"Part II\n\nAppendix A\n\nReference Tables\n\n{BODY_EN}\n第 3 章\n\n基本概念\n\n{BODY_ZH}")
 
 
-def test_an_empty_html_anchor_is_not_read():
-    """``## Rules<a id="rules"></a>`` renders as "Rules": the model reads what a reader sees; the clean text
-    and the chunks keep the anchor."""
-    text = '# Tool\n\nIntro.\n\n## Rules<a id="rules"></a>\n\nBody.\n\n<a name="faq"/>FAQ\n\nMore.\n'
+def test_an_html_anchor_without_a_link_reads_as_its_text():
+    """``## Rules<a id="rules"></a>`` renders as "Rules", ``<a id="intro">1.</a> Introduction`` as "1.
+    Introduction": the model reads what a reader sees; the clean text and the chunks keep the anchor."""
+    text = ('# Tool\n\nIntro.\n\n## Rules<a id="rules"></a>\n\nBody.\n\n<a name="faq"/>FAQ\n\nMore.\n\n'
+            '## <a id="intro">1.</a> Introduction\n\nText.\n')
     doc, units = units_of(text, "markdown")
-    assert [u.text for u in units] == ["Tool", "Intro.", "Rules", "Body.", "FAQ", "More."]
+    assert [u.text for u in units] == ["Tool", "Intro.", "Rules", "Body.", "FAQ", "More.", "1. Introduction", "Text."]
     assert '<a id="rules"></a>' in doc.clean
     _, kept = units_of('Read <a href="x">the guide</a> first.\n')
     assert kept[0].text == 'Read <a href="x">the guide</a> first.'  # a link with text is text

@@ -2,7 +2,7 @@
 
 Units are the document's sentences (a heading line is one sentence). What the
 model reads of a sentence is its clean text with heading markers hidden (the
-model must infer structure from content), empty HTML anchors dropped (they render as nothing),
+model must infer structure from content), HTML anchors without a link read as their text,
 line breaks turned into spaces (each
 unit must stay one numbered line) and truncated (long sentences carry little
 extra signal and would crowd the window). Sentences left empty by this (a bare
@@ -49,9 +49,9 @@ class Unit:
     layout: LineLayout = LineLayout()
 
 
-# An empty HTML anchor (``<a id="rules"></a>``, ``<a name="faq"/>``) renders as nothing; a heading carries
-# one to be linked to, and read as text it makes "Rules" look like markup.
-_EMPTY_ANCHOR = re.compile(r"<(a|span)\s+(?:id|name)\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s<>]+)\s*(?:/>|>\s*</\1\s*>)", re.I)
+# An HTML anchor with no link (``<a id="rules"></a>``, ``<a name="faq"/>``, ``<a id="intro">1.</a>``) renders
+# as its text alone; a heading carries one to be linked to, and read as markup it makes "Rules" look like code.
+_ANCHOR = re.compile(r"<(a|span)\s+(?:id|name)\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s<>]+)\s*(?:/>|>([^<>]*)</\1\s*>)", re.I)
 
 
 def _shown(doc: Document, sentence: Sentence) -> str:
@@ -63,7 +63,7 @@ def _shown_text(text: str, heading: bool) -> str:
     if heading:
         text = heading_title(text)
     if "<" in text:
-        text = _EMPTY_ANCHOR.sub("", text)
+        text = _ANCHOR.sub(lambda m: m[2] or "", text)
     return fold_spaces(_BREAKS.sub(" ", text)).strip()
 
 
