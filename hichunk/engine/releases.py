@@ -14,7 +14,8 @@ between at least ``MIN_FALLING`` of neighbouring pairs, each is a titled start,
 all on one level (level 1, or one below the section they are in: "Changelog"), and what the model
 found inside a release goes below it. Inside the releases, the names a changelog files each release's
 entries under (Keep a Changelog's "Added", "Changed", "Fixed" ...; "Features", "Bug Fixes" of the
-changelog tools; "新增", "修复"), standing alone, are the releases' sections one level below them once
+changelog tools; "新增", "修复"), standing alone and bare (a "Fixes:" over its list, a bold "**Fixed**",
+is a label in the text), are the releases' sections one level below them once
 ``MIN_CATEGORIES`` are there: a model reads a lone "Fixed" as a word of a list and finds some of them
 only. Model-agnostic, like the other document-level passes: it reads unit texts (and, for the category
 lines, whether a line stands alone).
@@ -112,7 +113,7 @@ CATEGORIES = frozenset({
     "新增", "新功能", "新特性", "修复", "问题修复", "缺陷修复", "优化", "改进", "变更", "移除", "废弃", "安全", "其他",
 })
 MIN_CATEGORIES = 3
-_LEAD = re.compile(r"^[^\w\s]{1,4}\s*")  # "🐛 Bug Fixes", "**Fixed**"
+_LEAD = re.compile(r"^[^\w\s*_]{1,4}\s*")  # "🐛 Bug Fixes"
 _BULLET = re.compile(r"^[-*+\u2022]\s")  # "- Fixed": an item of a list, not its heading
 
 
@@ -137,7 +138,7 @@ def release_categories(points: dict[int, tuple[int, bool]], texts: Sequence[str]
 
 def _category(text: str) -> bool:
     s = fold(text).strip()
-    return not _BULLET.match(s) and _LEAD.sub("", s).rstrip(":：*_ ").casefold() in CATEGORIES
+    return not _BULLET.match(s) and _LEAD.sub("", s).casefold() in CATEGORIES
 
 
 def _levels_below(inside: Counter, level: int, missed: bool) -> dict[int, int]:
