@@ -18,6 +18,16 @@ def test_indexes_and_acknowledgements_go_to_the_chapters_level():
     assert {u: out[u] for u in (0, 2, 3, 4, 5)} == {u: points[u] for u in (0, 2, 3, 4, 5)}
 
 
+def test_an_index_beside_the_title_goes_down_beside_the_chapters():
+    """A texinfo manual as text: the head put its "Index" on the title's level, above the chapters."""
+    texts = ["GNU Coreutils", "1 Introduction", "2 Common options", "2.1 Exit status", "Index"]
+    points = {0: (1, True), 1: (2, True), 2: (2, True), 3: (3, True), 4: (1, True)}
+    assert front_and_back_matter_as_chapters(points, texts)[4] == (2, True)
+    # with nothing but matter after the title, there is no top to go to
+    only = {0: (1, True), 1: (2, True), 2: (1, True)}
+    assert front_and_back_matter_as_chapters(only, ["Guide", "Preface", "Index"]) == only
+
+
 def test_the_top_is_the_level_under_a_title():
     """Below a Markdown title ("# 使用指南" over "## 安装"), references go where the sections are."""
     texts = ["使用指南", "安装", "配置", "高级用法", "参考文献"]

@@ -6,8 +6,9 @@ on the top level of the document (the level of the chapters, or of the parts
 when parts are there; 74 of 81 over every rendering of the corpus). A windowed
 model often hangs "Concept Index" under the chapter before it, since nothing in
 its window says otherwise. This pass puts a titled start named like front or
-back matter on the shallowest level of the titled starts after the document's
-first heading (the title, when there is one).
+back matter on the shallowest level of the other titled starts after the document's
+first heading (the title, when there is one), down as well as up: an index the model put beside
+the title of a texinfo manual goes beside its chapters.
 
 A section inside a preface ("Preface" > "Acknowledgements", as the Octave
 manual has it) stays there. A name that recurs ("参考文献" closing every chapter of a thesis) is each
@@ -45,16 +46,19 @@ def front_and_back_matter_as_chapters(points: dict[int, tuple[int, bool]], texts
     titled = sorted(u for u, (_, title) in points.items() if title)
     if len(titled) < 3:
         return points
-    top = min(points[u][0] for u in titled[1:])
+    names = {u: heading_name(texts[u]) for u in titled}
+    others = [points[u][0] for u in titled[1:] if not (_MATTER.match(names[u]) or _INDEX.match(names[u]))]
+    if not others:
+        return points
+    top = min(others)  # of the headings after the first that are no matter: an index beside the title is none
     styles = {u: heading_style(texts[u]).numbering for u in titled}
     numbered = {u for u in titled if styles[u]}
     outlined = [u for u in titled if styles[u] == "outline"]
-    names = {u: heading_name(texts[u]) for u in titled}
     seen = Counter(names.values())
     out = dict(points)
     for i, u in enumerate(titled[1:], start=1):
         name = names[u]
-        if u in numbered or points[u][0] <= top or seen[name] > 1 or _inside_front_matter(titled[:i], u, out, names):
+        if u in numbered or points[u][0] == top or seen[name] > 1 or _inside_front_matter(titled[:i], u, out, names):
             continue
         if _MATTER.match(name) or (_INDEX.match(name) and not any(n > u for n in outlined)):
             out[u] = (top, True)
