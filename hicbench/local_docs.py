@@ -7,7 +7,8 @@ Sources (each skipped when the machine has none): GNU info manuals (``/usr/share
 text, truth from their underlined headings), manual pages (``man`` renders section 1 to plain text;
 truth: the title line and the ``.SH`` section lines, at column 0), Markdown files under a directory
 (``/usr/share/doc`` by default) and the Markdown long descriptions of the installed Python packages
-(truth: the heading markup, hidden from the methods as ``split_eval`` hides it). Per source and method:
+(truth: the heading markup, hidden from the methods as ``split_eval`` hides it); the Debian
+Documentation Project's manuals, held out for independent evaluation, are never read. Per source and method:
 documents, pooled F1 without level / F1_L1 / F1_L2, their medians over documents, and the worst five.
 A check on documents nobody picked, next to the leave-family-out benchmark; what a machine has
 installed varies, so compare methods in one run, not runs on different machines.
@@ -34,6 +35,9 @@ from hichunk.document import parse_document
 from hichunk.models.train.corpus.truth import Truth, markup_truth, placed_truth
 
 SOURCES = ("info", "man", "markdown", "pypi")
+# the Debian Documentation Project's manuals are held out for independent evaluation: never read here
+HELD_OUT = re.compile(r"^(?:debian-handbook|debian-reference|maint-guide|developers-reference|debian-faq|debmake-doc|"
+                      r"debian-policy|harden-doc)")
 MIN_HEADINGS = 3
 _MAN_SECTION = re.compile(r"^[A-Z][^\s].{0,58}$")  # a .SH line: at column 0, short
 
@@ -91,6 +95,8 @@ def markdown_documents(root: str = "/usr/share/doc", limit: int = 0) -> dict:
     out = {}
     for path in sorted(glob.glob(os.path.join(root, "**", "*.md"), recursive=True)
                        + glob.glob(os.path.join(root, "**", "*.md.gz"), recursive=True)):
+        if HELD_OUT.match(os.path.relpath(path, root)):
+            continue
         try:
             with (gzip.open(path) if path.endswith(".gz") else open(path, "rb")) as fh:
                 text = fh.read().decode("utf-8")

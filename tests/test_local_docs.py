@@ -28,6 +28,9 @@ def test_readers_find_headings_in_each_source(tmp_path):
         fh.write("# News\n\n## 1.1\n\nFixes.\n\n## 1.0\n\nFirst.\n")
     (docs / "short.md").write_text("# Only\n\n## Two headings\n")  # too few to score
     (docs / "bad.md").write_bytes(b"# \xff\xfe\n")  # not UTF-8: skipped
+    held_out = tmp_path / "doc" / "debian-reference-en"
+    held_out.mkdir()
+    (held_out / "index.md").write_text("# Reference\n\n## One\n\nx\n\n## Two\n\ny\n")  # never read
     assert sorted(local_docs.markdown_documents(str(tmp_path / "doc"))) == ["pkg/NEWS.md.gz", "pkg/README.md"]
     site = tmp_path / "site" / "demo-1.0.dist-info"
     site.mkdir(parents=True)
