@@ -82,6 +82,19 @@ def test_a_fifth_of_an_api_references_signatures_found_is_enough_whatever_their_
     assert styled_peers_as_titles(found, few, [PARAGRAPH] * len(few)) == found
 
 
+def test_entries_named_by_a_code_span_alone_join_the_found_ones():
+    """Node.js's error codes: two of six found make all six; a file path in a code span is no entry name."""
+    codes = ["ERR_FS_EISDIR", "ERR_HTTP_HEADERS_SENT", "ERR_HTTP_INVALID_STATUS_CODE", "ERR_HTTP_REQUEST_TIMEOUT",
+             "ERR_HTTP_TRAILER_INVALID", "ERR_INVALID_ARG_TYPE"]
+    texts = ["Errors"]
+    for code in codes:
+        texts += [f"`{code}`", "Thrown when it happens."]
+    texts += ["`~/.config/node/settings.json`", "Where settings live."]
+    found = {0: (1, True), 1: (2, True), 5: (2, True)}
+    out = styled_peers_as_titles(found, texts, [PARAGRAPH] * len(texts))
+    assert out == found | {u: (2, True) for u in range(1, 13, 2)}
+
+
 def test_annotated_fields_are_not_the_peers_of_found_signatures():
     texts = ["get_info(uid)", "返回账号的信息", "uid (int): 用户 ID", "name (str): 姓名",
              "get_all(page)", "返回全部信息", "tel (str): 电话号码", "describe()", "说明"]

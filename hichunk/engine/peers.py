@@ -17,7 +17,8 @@ are left alone. Code signatures need less evidence: an API reference's short
 entries (``def has_buvid3()`` over one line of description) are the ones a model
 misses most, and a call shape on a line of its own is no keyword list, so a fifth
 of them found (two at least) is enough, whatever share of their level they make
-(an API section's entries share their level with prose headings such as "Usage").
+(an API section's entries share their level with prose headings such as "Usage"). So for entries named
+by one code span on a line of its own (Node.js's `` `ERR_HTTP_HEADERS_SENT` ``, `` `--jitless` ``).
 Model-agnostic, like the other document-level passes.
 
 Typeset documents have one more such style: the chapter type. A thesis sets
@@ -69,7 +70,9 @@ def _peer_groups(texts: Sequence[str], layout: Sequence[LineLayout]) -> dict[tup
         style = heading_style(text, shape)
         if not title_shaped(text, shape):
             continue
-        if style.caps or style.underline:
+        if _CODE_NAME.match(fold(text).strip()):
+            groups[("signature", "name")].append(unit)  # an entry named by a code span alone: `ERR_X`, `--jitless`
+        elif style.caps or style.underline:
             groups[style.family].append(unit)
         elif fold(text).rstrip().endswith("?"):  # an FAQ's questions ("？" folds to "?")
             groups[("question",)].append(unit)
@@ -77,6 +80,9 @@ def _peer_groups(texts: Sequence[str], layout: Sequence[LineLayout]) -> dict[tup
             # A bare signature (``get_info(uid)``) and an annotated field (``uid (int): 用户 ID``) are two styles.
             groups[("signature", text.rstrip().endswith(")"))].append(unit)
     return groups
+
+
+_CODE_NAME = re.compile(r"^`[^`\s/]+`$")  # one token, no path or address (`~/.config/app.json` is a file named)
 
 
 def styled_peers_as_titles(points: dict[int, tuple[int, bool]], texts: Sequence[str],
