@@ -81,6 +81,16 @@ def test_releases_become_one_level_and_what_was_found_inside_goes_below():
     assert releases_as_sections(points, []) == points
 
 
+def test_bare_news_entries_end_at_the_next_section_on_their_level():
+    # a README's news ("Update 2026.07.04: V2.3.3") over its sections: no release holds a heading, so the
+    # first section after the last one on their level is their sibling, not the last release's child
+    readme = {0: (1, True), 2: (2, True), 4: (2, True), 6: (2, True), 8: (2, True), 9: (3, True), 11: (2, True)}
+    assert releases_as_sections(readme, [2, 4, 6]) == readme
+    # a changelog whose releases hold their own sections: what follows the last release is still its own
+    changelog = readme | {3: (3, True)}
+    assert releases_as_sections(changelog, [2, 4, 6]) == changelog | {8: (3, True), 11: (3, True)}
+
+
 def test_the_engine_makes_a_changelogs_releases_siblings():
     def answer(window) -> str:  # the model nests later releases under the first, as outline numbers
         starts = {0: 1, 2: 1, 3: 2, 7: 3, 10: 3, 13: 3}

@@ -67,6 +67,7 @@ from hichunk.engine.midline import starts_at_line_starts
 from hichunk.engine.numbered import missed_outline_numbers, numbered_outline_only
 from hichunk.engine.outline import consistent_levels, title_shaped
 from hichunk.engine.peers import styled_peers_as_titles, type_peers_as_titles
+from hichunk.engine.project import starts_on_project_name
 from hichunk.engine.releases import release_categories, release_lines, releases_as_sections
 from hichunk.engine.residual import RESIDUAL_STEPS, residual_units
 from hichunk.engine.rest import starts_on_module_titles
@@ -266,7 +267,8 @@ def infer_points(
     points = starts_on_module_titles(points, texts, layout)
     points = styled_peers_as_titles(points, texts, layout)
     points = starts_set_apart(starts_outside_fences(points, texts), layout)
-    points = result.points = starts_on_contents_titles(points, texts, layout, contents)
+    points = starts_on_contents_titles(points, texts, layout, contents)
+    points = result.points = starts_on_project_name(points, texts, layout)
     if settings.document_levels and isinstance(model, OutlineReader):
         points = result.points = model.outline_levels(points, texts, layout)
     if settings.document_levels:

@@ -79,8 +79,9 @@ def releases_as_sections(points: dict[int, tuple[int, bool]], releases: Collecti
     The level: the one the model gave most of the release lines when it found at least half of them
     (release notes inside a larger document, "If your file predates 6.4.0" in an FAQ), else one below the
     section they are in ("Changelog"), or level 1. The releases run until a titled start after the
-    last one above their level, or on the level most titles before them have (the FAQ's next section);
-    only starts in that run move.
+    last one above their level, or on the level most titles before them have (the FAQ's next section),
+    or on their own level when no release before the last holds a titled start (a README's news entries,
+    "Update 2026.07.04：发布 V2.3.3", over its sections); only starts in that run move.
     """
     if not releases:
         return points
@@ -95,6 +96,9 @@ def releases_as_sections(points: dict[int, tuple[int, bool]], releases: Collecti
     before = Counter(lv for u, (lv, title) in points.items() if u < releases[0] and title)
     bound = max(level - 1, max(before, key=lambda lv: (before[lv], -lv))) if before else level - 1
     after = [u for u, (lv, title) in points.items() if u > releases[-1] and title and lv <= bound]
+    if not any(title for u, (_, title) in points.items() if releases[0] < u < releases[-1] and u not in releases):
+        # bare release entries (a README's news): the next heading on their level ends them
+        after += [u for u, (lv, title) in points.items() if u > releases[-1] and title and lv <= level]
     end = min(after, default=max(points, default=0) + 1)
     run = {u for u in points if releases[0] < u < end} - set(releases)
     below = _levels_below(Counter(points[u][0] for u in run), level, missed)
