@@ -355,7 +355,8 @@ def load_benchmark_documents(args: argparse.Namespace) -> list[Labelled]:
 
 def with_trained_folds(docs: list[Labelled], methods: str) -> list[Labelled]:
     """The documents every fold-model method can score: a family whose fold model was not trained
-    (a stopped run) is left out of the benchmark for all methods, and named, so rows stay comparable."""
+    (a stopped run), or that its fold plan does not list (added to the corpus after the folds were
+    trained), is left out of the benchmark for all methods, and named, so rows stay comparable."""
     from hichunk.errors import HichunkError
     from hichunk.models.train.folds import is_fold_dir, load_plan, trained_folds
 
@@ -370,7 +371,10 @@ def with_trained_folds(docs: list[Labelled], methods: str) -> list[Labelled]:
         if gone:
             log.warning("%s: folds %s not trained; their families are left out: %s", spec.label,
                         ", ".join(str(i) for i in sorted(set(range(plan.k)) - have)), ", ".join(sorted(gone)))
-        missing |= gone
+        unplanned = {d.family for d in docs} - set(plan.fold)
+        if unplanned:
+            log.warning("%s: families not in its fold plan are left out: %s", spec.label, ", ".join(sorted(unplanned)))
+        missing |= gone | unplanned
     return [d for d in docs if d.family not in missing]
 
 

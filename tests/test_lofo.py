@@ -113,6 +113,16 @@ def test_fold_models_never_see_their_families_and_score_their_own(family_corpus,
     data = json.loads(report.read_text())
     assert {r["family"] for r in data["families"]} == set(plan.held_out(0))
 
+    # a family added to the corpus after the folds were planned: left out too, not an error
+    late = plan.held_out(0)[0]
+    saved = json.loads((out / "folds.json").read_text())
+    del saved["fold"][late]
+    (out / "folds.json").write_text(json.dumps(saved))
+    assert split_eval.main(["--corpus", family_corpus, "--lofo", "--methods", f"v={out},numbering", "-q",
+                            "--bootstrap", "50", "--json", str(report)]) == 0
+    data = json.loads(report.read_text())
+    assert {r["family"] for r in data["families"]} == set(plan.held_out(0)) - {late}
+
 
 def test_document_ids_name_their_family():
     from hichunk.models.train.corpus.families import document_family

@@ -23,7 +23,10 @@ Besides the five original packages (``hichunk.models.train.corpus.debian``), che
   ``eslint-config-alloy``, ``hexo-theme-butterfly``, ``hexo-theme-stellar``, ``oicq``,
   ``nodejieba`` on npm); ten more added after the shipped model was trained (``ddddocr``,
   ``adata``, ``pyecharts``, ``pyhanlp``, ``bert4keras``, ``paddleocr``, ``cn2an`` on PyPI;
-  ``pinyin``, ``vxe-table``, ``nzh`` on npm).
+  ``pinyin``, ``vxe-table``, ``nzh`` on npm); and twelve more after every model so far (``pkuseg``,
+  ``chinese-calendar``, ``easytrader``, ``sinan`` on PyPI; ``chinese-days``, ``hexo-theme-anzhiyu``,
+  ``hexo-theme-kratos-rebirth``, ``hexo-theme-redefine``, ``naive-ui``, ``vconsole``,
+  ``lunar-javascript``, ``uview-ui`` on npm).
 * More Chinese LaTeX: ``texlive-lang-cjk`` and the Chinese thesis templates of
   ``texlive-publishers-doc``. FAQs: ``fetchmail`` and ``zsh-doc`` (HTML, questions as headings),
   the Asymptote FAQ (info). Manuals: the Exim specification (info), GnuCash's guide and help
@@ -123,6 +126,19 @@ NEW: tuple[PackageSpec, ...] = (
           ("pinyin", "npm", "4.0.0", "package", ("README.md",)),
           ("vxe-table", "npm", "4.21.3", "package", ("README.md",)),
           ("nzh", "npm", "1.0.14", "package", ("README.md",)),
+          # added in session S, after every model so far was trained: families no model has seen
+          ("pkuseg", "pypi", "0.0.25", "pkuseg-0.0.25", ("README.md",)),
+          ("chinese-calendar", "pypi", "1.11.0", "chinese_calendar-1.11.0", ("README.md",)),
+          ("easytrader", "pypi", "0.23.7", "easytrader-0.23.7", ("README.md",)),
+          ("sinan", "pypi", "0.1.5", "sinan-0.1.5", ("README.md",)),
+          ("chinese-days", "npm", "1.5.7", "package", ("README.md",)),
+          ("hexo-theme-anzhiyu", "npm", "1.7.0", "package", ("README.md",)),
+          ("hexo-theme-kratos-rebirth", "npm", "3.0.1", "package", ("ReadMe.md",)),
+          ("hexo-theme-redefine", "npm", "2.9.0", "package", ("README_zh-CN.md",)),
+          ("naive-ui", "npm", "2.45.3", "package", ("README.zh-CN.md",)),
+          ("vconsole", "npm", "3.15.1", "package", ("README_CN.md",)),
+          ("lunar-javascript", "npm", "1.7.7", "package", ("README.md",)),
+          ("uview-ui", "npm", "2.0.38", "package", ("README.md",)),
       )),
     # -- Chinese LaTeX: xeCJK and friends, thesis templates (chapters of one template share a group)
     PackageSpec("texlive-lang-cjk", "", "usr/share/doc/texlive-doc", _TEX, "latex", exclude=_TEX_EXCLUDE,
@@ -235,7 +251,13 @@ def _fetch_archive(spec: PackageSpec, cache_dir: str, refresh: bool) -> FetchedP
         try:
             _run(cmd, cwd=folder)
         except HichunkError as exc:
-            raise HichunkError(f"{exc} (is the {spec.registry} registry reachable?)") from None
+            if spec.registry != "pypi":
+                raise HichunkError(f"{exc} (is the {spec.registry} registry reachable?)") from None
+            # an sdist whose metadata step imports its build needs (numpy, Cython) under isolation
+            try:
+                _run([*cmd, "--no-build-isolation"], cwd=folder)
+            except HichunkError:
+                raise HichunkError(f"{exc} (is the {spec.registry} registry reachable?)") from None
         found = sorted(glob.glob(pattern))
         if not found:
             raise HichunkError(f"{' '.join(cmd)} left no archive in {folder}")
