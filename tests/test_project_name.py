@@ -50,3 +50,19 @@ def test_the_engine_titles_the_readme_under_its_banner():
 
     result = infer_points(README, ScriptedModel(answer, window_tokens=400), layout=_apart(README))
     assert result.points[4] == (1, True)
+
+
+def test_a_name_beside_its_badges_on_the_first_line_is_the_title():
+    texts = ["lunar [![License](https://img.shields.io/badge/license-MIT.svg)](https://www.apache.org/licenses/)",
+             "lunar是一款日历工具。", "示例", "普通页面", "<script src=\"lunar.js\"></script>", "文档", "见官网。"]
+    layout = _apart(texts)
+    # no link of the document carries the name: no title
+    assert starts_on_project_name({0: (1, False), 2: (1, True), 3: (2, True)}, texts, layout) == {
+        0: (1, False), 2: (1, True), 3: (2, True)}
+    texts[0] = "lunar [![License](https://img.shields.io/badge/license-MIT.svg)](https://github.com/6tail/lunar)"
+    assert starts_on_project_name({0: (1, False), 2: (1, True), 3: (2, True)}, texts, layout) == {
+        0: (1, True), 2: (1, True), 3: (2, True)}
+    # the name alone on the first line already opens the document: left as the model has it
+    texts[0] = "lunar"
+    assert starts_on_project_name({0: (1, False), 2: (1, True), 3: (2, True)}, texts, layout) == {
+        0: (1, False), 2: (1, True), 3: (2, True)}
